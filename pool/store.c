@@ -1,0 +1,280 @@
+/* store.c - the bounded FIFO of full-entropy TRNG blocks and its accounting.
+ *
+ * A ring of capacity slots in secret_alloc() memory; each slot holds a
+ * 32-byte block, the credit that went into it and the id of its source.
+ * Invariants: the fill slots from head on are live, every other slot is all
+ * zero; a block exists in exactly one slot, so taking or purging it erases
+ * its only copy inside the store. Every put carries >= 320 credited bits and
+ * every take serves <= 32 bytes, so bytes_served x 8 <= credited bits taken
+ * x 0.8 holds by construction; store_take() re-checks it and abort()s.
+ * One mutex guards everything; one condition variable wakes collectors
+ * when demand may have appeared (take, purge, set_demand, shutdown).
+ * Secrets: blocks are born in store_put() (copied from the collector) and
+ * erased in store_take(), store_purge() and store_free().
+ * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conditioner.h"
+#include "secret.h"
+
+typedef struct StoreBlock {
+        uint8_t data[STORE_BLOCK_SIZE];
+        uint64_t credited_mbits;
+        unsigned source_id;
+} StoreBlock;
+
+struct Store {
+        pthread_mutex_t lock;
+        pthread_cond_t demand_changed;
+        StoreBlock *ring;
+        size_t capacity;
+        size_t low_water;
+        size_t head;
+        size_t fill;
+        bool demand;
+        bool shutdown;
+        uint64_t kicks;          /* store_kick() calls: waiters return -EINTR */
+        StoreStats stats;
+};
+
+/* A lock that cannot be taken is a broken process, not an error to report. */
+static void store_lock(Store *s) {
+        if (pthread_mutex_lock(&s->lock) != 0)
+                abort();
+}
+
+static void store_unlock(Store *s) {
+        if (pthread_mutex_unlock(&s->lock) != 0)
+                abort();
+}
+
+static void store_wake(Store *s) {
+        if (pthread_cond_broadcast(&s->demand_changed) != 0)
+                abort();
+}
+
+static StoreBlock *store_slot(Store *s, size_t i) {
+        return &s->ring[(s->head + i) % s->capacity];
+}
+
+static void add_or_abort(uint64_t *total, uint64_t x) {
+        /* Centuries away at any real entropy rate; a wrapped total would
+         * make the invariant check meaningless, so stop instead. */
+        if (__builtin_add_overflow(*total, x, total))
+                abort();
+}
+
+static bool store_demand_locked(const Store *s) {
+        return !s->shutdown && s->fill < s->capacity && (s->demand || s->fill < s->low_water);
+}
+
+int store_new(size_t capacity, size_t low_water, Store **ret) {
+        Store *s;
+
+        if (!ret || capacity == 0 || low_water >= capacity ||
+            capacity > SIZE_MAX / sizeof(StoreBlock))
+                return -EINVAL;
+        if (sodium_init() < 0)
+                return -EIO;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->ring = secret_alloc(capacity * sizeof(StoreBlock));
+        if (!s->ring) {
+                free(s);
+                return -ENOMEM;
+        }
+        if (pthread_mutex_init(&s->lock, NULL) != 0) {
+                secret_free(s->ring);
+                free(s);
+                return -ENOMEM;
+        }
+        if (pthread_cond_init(&s->demand_changed, NULL) != 0) {
+                pthread_mutex_destroy(&s->lock);
+                secret_free(s->ring);
+                free(s);
+                return -ENOMEM;
+        }
+        s->capacity = capacity;
+        s->low_water = low_water;
+
+        *ret = s;
+        return 0;
+}
+
+Store *store_free(Store *s) {
+        if (!s)
+                return NULL;
+
+        /* Waiters must be woken and joined by their owners before the
+         * mutex dies; the shutdown here covers callers that forgot the
+         * first half. */
+        store_shutdown(s);
+        pthread_cond_destroy(&s->demand_changed);
+        pthread_mutex_destroy(&s->lock);
+        secret_free(s->ring);
+        free(s);
+        return NULL;
+}
+
+int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t credited_mbits,
+              unsigned source_id) {
+        StoreBlock *b;
+
+        if (credited_mbits < CONDITIONER_BLOCK_MBITS)
+                return -EINVAL;
+
+        store_lock(s);
+        if (s->shutdown) {
+                store_unlock(s);
+                return -ESHUTDOWN;
+        }
+        if (s->fill == s->capacity) {
+                store_unlock(s);
+                return -ENOSPC;
+        }
+
+        b = store_slot(s, s->fill);
+        memcpy(b->data, block, STORE_BLOCK_SIZE);
+        b->credited_mbits = credited_mbits;
+        b->source_id = source_id;
+        s->fill++;
+        s->stats.blocks_in++;
+        add_or_abort(&s->stats.credited_mbits_in, credited_mbits);
+        store_unlock(s);
+        return 0;
+}
+
+int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serve_bytes) {
+        StoreBlock *b;
+
+        if (serve_bytes > STORE_BLOCK_SIZE)
+                return -EINVAL;
+
+        store_lock(s);
+        if (s->fill == 0) {
+                store_unlock(s);
+                return -ENODATA;
+        }
+
+        b = store_slot(s, 0);
+        if (serve_bytes > 0) {
+                s->stats.blocks_served++;
+                add_or_abort(&s->stats.credited_mbits_taken, b->credited_mbits);
+                add_or_abort(&s->stats.bytes_served, serve_bytes);
+                /* bytes x 8 x 1000 x 5 <= mbits x 4, i.e. bytes x 10000 <=
+                 * mbits; dividing instead of multiplying cannot overflow and
+                 * is exact for integers. */
+                if (s->stats.bytes_served > s->stats.credited_mbits_taken / 10000)
+                        abort();
+        } else
+                s->stats.blocks_seeded++;
+
+        memcpy(ret_block, b->data, STORE_BLOCK_SIZE);
+        sodium_memzero(b, sizeof(*b));
+        s->head = (s->head + 1) % s->capacity;
+        s->fill--;
+
+        store_wake(s);
+        store_unlock(s);
+        return 0;
+}
+
+size_t store_purge(Store *s, unsigned source_id) {
+        size_t kept = 0, removed = 0;
+
+        store_lock(s);
+        /* Compact towards the head, keeping order. A purged block's slot is
+         * either overwritten by a later kept block or erased below, and so
+         * is the old slot of every block that moved. */
+        for (size_t i = 0; i < s->fill; i++) {
+                StoreBlock *b = store_slot(s, i);
+
+                if (b->source_id == source_id) {
+                        removed++;
+                        continue;
+                }
+                if (removed > 0)
+                        memcpy(store_slot(s, kept), b, sizeof(*b));
+                kept++;
+        }
+        for (size_t i = kept; i < s->fill; i++)
+                sodium_memzero(store_slot(s, i), sizeof(StoreBlock));
+        s->fill = kept;
+        s->stats.blocks_purged += removed;
+
+        if (removed > 0)
+                store_wake(s);
+        store_unlock(s);
+        return removed;
+}
+
+size_t store_fill(Store *s) {
+        size_t fill;
+
+        store_lock(s);
+        fill = s->fill;
+        store_unlock(s);
+        return fill;
+}
+
+void store_get_stats(Store *s, StoreStats *ret) {
+        store_lock(s);
+        *ret = s->stats;
+        ret->fill = s->fill;
+        ret->capacity = s->capacity;
+        store_unlock(s);
+}
+
+void store_set_demand(Store *s, bool on) {
+        store_lock(s);
+        if (s->demand != on) {
+                s->demand = on;
+                store_wake(s);
+        }
+        store_unlock(s);
+}
+
+int store_wait_for_demand(Store *s) {
+        uint64_t kicks;
+        int r;
+
+        store_lock(s);
+        kicks = s->kicks;
+        while (!s->shutdown && !store_demand_locked(s) && s->kicks == kicks)
+                if (pthread_cond_wait(&s->demand_changed, &s->lock) != 0)
+                        abort();
+        r = s->shutdown ? -ESHUTDOWN : s->kicks != kicks ? -EINTR : 0;
+        store_unlock(s);
+        return r;
+}
+
+void store_kick(Store *s) {
+        store_lock(s);
+        s->kicks++;
+        store_wake(s);
+        store_unlock(s);
+}
+
+bool store_has_demand(Store *s) {
+        bool demand;
+
+        store_lock(s);
+        demand = store_demand_locked(s);
+        store_unlock(s);
+        return demand;
+}
+
+void store_shutdown(Store *s) {
+        store_lock(s);
+        s->shutdown = true;
+        store_wake(s);
+        store_unlock(s);
+}

@@ -1,0 +1,74 @@
+/* store.h - the bounded store of ready full-entropy TRNG blocks, and the
+ * accounting that makes the /dev/truerandom invariant hold by construction:
+ *
+ *     bytes served x 8 <= credited bits taken into blocks x 0.8
+ *
+ * Every block enters with >= 320 credited bits and serves at most 32 bytes;
+ * store_take() checks the running totals and abort()s if they ever disagree.
+ * Blocks live in sodium_malloc'd memory and are erased as they leave. Each
+ * block carries the id of the source that produced it so that a failing
+ * source's unserved blocks can be purged (fail closed).
+ *
+ * Thread-safety: collectors (source threads) put and wait for demand; the
+ * loop thread takes, purges and sets demand. One mutex guards all of it.
+ * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_BLOCK_SIZE 32U
+
+typedef struct Store Store;
+
+typedef struct StoreStats {
+        size_t fill;
+        size_t capacity;
+        uint64_t blocks_in;
+        uint64_t blocks_served;    /* taken for /dev/truerandom readers */
+        uint64_t blocks_seeded;    /* taken for CRNG seeds */
+        uint64_t blocks_purged;
+        uint64_t credited_mbits_in;    /* of all blocks ever put */
+        uint64_t credited_mbits_taken; /* of blocks taken for readers */
+        uint64_t bytes_served;
+} StoreStats;
+
+/* capacity >= 1 blocks; low_water < capacity: collectors run while the fill is
+ * below low_water or while demand is set, until the store is full. */
+int store_new(size_t capacity, size_t low_water, Store **ret);
+/* Wakes waiting collectors with "stopped" first; takes NULL; returns NULL. */
+Store *store_free(Store *s);
+
+/* Adds a block produced by source_id with its credit (>= 320000 mbits, else
+ * -EINVAL). -ENOSPC when full, -ESHUTDOWN after store_shutdown(). */
+int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t credited_mbits,
+              unsigned source_id);
+
+/* Takes the oldest block into ret_block. serve_bytes (0..32) is how many of its
+ * bytes will reach a /dev/truerandom reader; 0 means the block seeds the CRNG.
+ * The caller erases ret_block after use. -ENODATA when empty. */
+int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serve_bytes);
+
+/* Erases every stored block of source_id; returns how many. */
+size_t store_purge(Store *s, unsigned source_id);
+
+size_t store_fill(Store *s);
+void store_get_stats(Store *s, StoreStats *ret);
+
+/* Demand from the loop thread (readers waiting, CRNG seed due). */
+void store_set_demand(Store *s, bool on);
+
+/* Collectors: blocks until there is demand (demand set, or fill < low_water,
+ * and the store not full) and returns 0, or returns -ESHUTDOWN, or -EINTR
+ * after a store_kick(). */
+int store_wait_for_demand(Store *s);
+
+/* Makes every waiter in store_wait_for_demand() return -EINTR once, so one
+ * collector can be stopped without shutting the store down. */
+void store_kick(Store *s);
+/* Non-blocking form of the same question. */
+bool store_has_demand(Store *s);
+
+/* Makes store_wait_for_demand() and store_put() return -ESHUTDOWN. */
+void store_shutdown(Store *s);
