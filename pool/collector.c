@@ -1,0 +1,481 @@
+/* collector.c - one thread per source: raw samples -> health -> conditioner
+ * -> store, only while the store wants blocks.
+ *
+ * Invariants:
+ *   - a sample is credited only after health_feed() said HEALTH_OK for it;
+ *     samples of the startup test and of failing windows are never absorbed;
+ *   - a health failure throws away the partial block and purges this
+ *     source's unserved blocks from the store (fail closed), so no block
+ *     built before a failure is served after it was detected;
+ *   - device errors back off exponentially (10 ms .. 1 s) on a condition
+ *     variable that collector_free() signals, so a broken device never spins
+ *     and never delays shutdown by more than one source read (~1 s).
+ * Threads: the sampling thread owns the source, the health state, the
+ * conditioner and the sample buffer; the mutex guards the stats and the stop
+ * flag, which the loop thread reads and sets.
+ * Secrets: raw samples are born in the secret_alloc()'d sample buffer and
+ * erased after each step; the hash state lives in the conditioner; a finished
+ * block lives in a stack SECRET_BUFFER until the store has copied it (or
+ * refused it: a block that finds the store full is erased, its credit lost).
+ * Flow: source -> health -> conditioner -> [collector puts into] store. */
+#include "collector.h"
+#include "conditioner.h"
+#include "secret.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define COLLECTOR_CHUNK 4096U
+#define BACKOFF_MIN_MS 10U
+#define BACKOFF_MAX_MS 1000U
+
+struct Collector {
+        const SourceOps *ops;
+        void *source;                  /* NULL when unavailable */
+        unsigned source_id;
+        Store *store;
+        CollectorWakeFn wake;
+        void *userdata;
+
+        /* Owned by whoever steps: the thread, or a test calling step. */
+        HealthTest health;
+        Conditioner *conditioner;
+        uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
+        SourceState state_before_error;
+
+        pthread_t thread;
+        bool thread_started;
+
+        pthread_mutex_t lock;          /* guards everything below */
+        pthread_cond_t stop_changed;
+        bool stop;
+        CollectorStats stats;
+};
+
+static void collector_lock(Collector *c) {
+        if (pthread_mutex_lock(&c->lock) != 0)
+                abort();
+}
+
+static void collector_unlock(Collector *c) {
+        if (pthread_mutex_unlock(&c->lock) != 0)
+                abort();
+}
+
+static void collector_wake(Collector *c) {
+        if (c->wake)
+                c->wake(c->userdata);
+}
+
+static SourceState collector_state(Collector *c) {
+        SourceState s;
+
+        collector_lock(c);
+        s = c->stats.state;
+        collector_unlock(c);
+        return s;
+}
+
+static void collector_set_state(Collector *c, SourceState s) {
+        bool changed;
+
+        collector_lock(c);
+        changed = c->stats.state != s;
+        c->stats.state = s;
+        collector_unlock(c);
+        if (changed)
+                collector_wake(c);
+}
+
+static void collector_set_running(Collector *c, bool running) {
+        collector_lock(c);
+        c->stats.running = running;
+        collector_unlock(c);
+}
+
+/* ---- one step ------------------------------------------------------- */
+
+/* Conditions samples that all passed the health tests; finished blocks go to
+ * the store. Returns 0, or -ESHUTDOWN once the store stopped. */
+static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
+        SECRET_BUFFER(block, CONDITIONER_BLOCK_SIZE);
+        uint32_t credit = c->stats.credit_mbits;
+
+        while (n > 0) {
+                uint64_t mbits = 0;
+                bool ready = false;
+                size_t used;
+                int r;
+
+                used = conditioner_absorb(c->conditioner, p, n, credit, block, &mbits, &ready);
+                p += used;
+                n -= used;
+                if (!ready)
+                        continue;
+
+                r = store_put(c->store, block, mbits, c->source_id);
+                sodium_memzero(block, sizeof(block));
+                if (r == -ENOSPC)
+                        /* Nobody wants it now; the thread goes back to
+                         * waiting for demand after this step. */
+                        continue;
+                if (r < 0)
+                        return r;
+
+                collector_lock(c);
+                c->stats.blocks++;
+                c->stats.credited_mbits += mbits;
+                collector_unlock(c);
+                collector_wake(c);
+        }
+        return 0;
+}
+
+/* Fail closed: nothing conditioned or stored before the failure survives. */
+static void collector_discard(Collector *c) {
+        conditioner_reset(c->conditioner);
+        store_purge(c->store, c->source_id);
+}
+
+static void collector_read_failed(Collector *c, int error) {
+        bool changed = false;
+
+        /* "Nothing now" is normal for a non-blocking device or a contended
+         * RDSEED: back off, but it is not a fault of the source. */
+        if (error == -EAGAIN)
+                return;
+
+        collector_lock(c);
+        c->stats.read_errors++;
+        c->stats.last_error = error;
+        if (c->stats.state != SOURCE_UNAVAILABLE) {
+                c->state_before_error = c->stats.state;
+                c->stats.state = SOURCE_UNAVAILABLE;
+                changed = true;
+        }
+        collector_unlock(c);
+        if (changed)
+                collector_wake(c);
+}
+
+static void collector_read_succeeded(Collector *c) {
+        bool changed = false;
+
+        collector_lock(c);
+        if (c->stats.state == SOURCE_UNAVAILABLE) {
+                c->stats.state = c->state_before_error;
+                changed = true;
+        }
+        collector_unlock(c);
+        if (changed)
+                collector_wake(c);
+}
+
+ssize_t collector_step(Collector *c, size_t max_samples) {
+        size_t n, start = 0, i;
+        ssize_t got;
+        int r = 0;
+
+        if (!c || max_samples == 0)
+                return -EINVAL;
+        if (!c->source || collector_state(c) == SOURCE_FAILED_PERMANENT)
+                return -ENODEV;
+
+        n = MIN(max_samples, (size_t) COLLECTOR_CHUNK);
+        got = c->ops->read(c->source, c->samples, n);
+        if (got < 0) {
+                collector_read_failed(c, (int) got);
+                return got;
+        }
+        if (got == 0 || (size_t) got > n)
+                /* Outside the SourceOps contract: a broken source. */
+                abort();
+        collector_read_succeeded(c);
+
+        for (i = 0; i < (size_t) got; i++) {
+                HealthVerdict v = health_feed(&c->health, c->samples[i]);
+
+                if (v == HEALTH_OK) {
+                        if (c->stats.state != SOURCE_HEALTHY)
+                                collector_set_state(c, SOURCE_HEALTHY);
+                        continue;
+                }
+
+                /* Blocks finished before this sample are put and, on a
+                 * failure, purged again right below: the same outcome as
+                 * sample-by-sample processing, at run-length cost. */
+                r = collector_absorb(c, c->samples + start, i - start);
+                start = i + 1;
+                if (r < 0)
+                        break;
+                if (v == HEALTH_STARTUP)
+                        continue;
+
+                if (health_verdict_permanent(v)) {
+                        collector_discard(c);
+                        collector_lock(c);
+                        if (v == HEALTH_PERMANENT_RCT)
+                                c->stats.permanent_rct = 1;
+                        else
+                                c->stats.permanent_apt = 1;
+                        collector_unlock(c);
+                        collector_set_state(c, SOURCE_FAILED_PERMANENT);
+                        break;
+                }
+
+                /* Intermittent: nothing is credited again until a new
+                 * startup test passed, so one purge per episode is enough. */
+                if (c->stats.state != SOURCE_FAILED_INTERMITTENT) {
+                        collector_discard(c);
+                        collector_set_state(c, SOURCE_FAILED_INTERMITTENT);
+                }
+        }
+        if (r == 0 && i == (size_t) got)
+                r = collector_absorb(c, c->samples + start, i - start);
+
+        sodium_memzero(c->samples, (size_t) got);
+
+        collector_lock(c);
+        c->stats.samples += (uint64_t) got;
+        c->stats.fail_rct = c->health.fail_rct;
+        c->stats.fail_apt = c->health.fail_apt;
+        collector_unlock(c);
+
+        return r < 0 ? r : got;
+}
+
+/* ---- the thread ----------------------------------------------------- */
+
+static bool collector_stopping(Collector *c) {
+        bool stop;
+
+        collector_lock(c);
+        stop = c->stop;
+        collector_unlock(c);
+        return stop;
+}
+
+/* Sleeps ms unless asked to stop; returns true when stopping. */
+static bool collector_sleep(Collector *c, unsigned ms) {
+        struct timespec until;
+        bool stop;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (long) (ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+
+        collector_lock(c);
+        while (!c->stop) {
+                int r = pthread_cond_timedwait(&c->stop_changed, &c->lock, &until);
+
+                if (r == ETIMEDOUT)
+                        break;
+                if (r != 0)
+                        abort();
+        }
+        stop = c->stop;
+        collector_unlock(c);
+        return stop;
+}
+
+static void *collector_thread(void *userdata) {
+        Collector *c = userdata;
+        unsigned backoff = 0;
+
+        while (!collector_stopping(c)) {
+                ssize_t r;
+
+                r = store_wait_for_demand(c->store);
+                if (r == -EINTR)
+                        continue; /* kicked: check whether we are to stop */
+                if (r < 0 || collector_stopping(c))
+                        break;
+
+                collector_set_running(c, true);
+                r = collector_step(c, COLLECTOR_CHUNK);
+                collector_set_running(c, false);
+
+                if (collector_state(c) == SOURCE_FAILED_PERMANENT)
+                        break;
+                if (r >= 0) {
+                        backoff = 0;
+                        continue;
+                }
+                /* The store is gone, or a file ended: nothing more to do. */
+                if (r == -ESHUTDOWN || r == -ENODATA)
+                        break;
+
+                backoff = backoff == 0 ? BACKOFF_MIN_MS : MIN(backoff * 2, BACKOFF_MAX_MS);
+                if (collector_sleep(c, backoff))
+                        break;
+        }
+        return NULL;
+}
+
+/* ---- lifetime ------------------------------------------------------- */
+
+int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
+                  unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
+                  Collector **ret) {
+        pthread_condattr_t attr;
+        Collector *c;
+        uint32_t max;
+        int r;
+
+        if (!ops || !store || !ret || credit_mbits == 0 || credit_mbits > CREDIT_MBITS_MAX)
+                return -EINVAL;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->ops = ops;
+        c->source_id = source_id;
+        c->store = store;
+        c->wake = wake;
+        c->userdata = userdata;
+
+        if (pthread_mutex_init(&c->lock, NULL) != 0) {
+                free(c);
+                return -ENOMEM;
+        }
+        /* Backoff deadlines on the monotonic clock: a wall-clock step must
+         * neither stall a source nor make it spin. */
+        if (pthread_condattr_init(&attr) != 0 ||
+            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+            pthread_cond_init(&c->stop_changed, &attr) != 0) {
+                pthread_mutex_destroy(&c->lock);
+                free(c);
+                return -ENOMEM;
+        }
+        pthread_condattr_destroy(&attr);
+
+        r = conditioner_new(&c->conditioner);
+        if (r < 0)
+                goto fail;
+        c->samples = secret_alloc(COLLECTOR_CHUNK);
+        if (!c->samples) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        c->stats.state = SOURCE_UNAVAILABLE;
+        r = ops->open(params, &c->source);
+        if (r == -ENOMEM)
+                goto fail;
+        if (r < 0) {
+                c->source = NULL;
+                c->stats.last_error = r;
+                *ret = c;
+                return 0;
+        }
+
+        max = ops->max_credit(c->source);
+        credit_mbits = MIN(credit_mbits, max);
+        if (credit_mbits == 0) {
+                /* Nothing to credit: the source must not feed the store. */
+                ops->close(c->source);
+                c->source = NULL;
+                c->stats.last_error = -EPERM;
+                *ret = c;
+                return 0;
+        }
+
+        r = health_init(&c->health, credit_mbits);
+        if (r < 0)
+                goto fail;
+        c->stats.credit_mbits = credit_mbits;
+        c->stats.state = SOURCE_STARTUP;
+
+        *ret = c;
+        return 0;
+
+fail:
+        collector_free(c);
+        return r;
+}
+
+int collector_start(Collector *c) {
+        sigset_t all, old;
+        char name[16];
+        int r;
+
+        if (!c)
+                return -EINVAL;
+        if (!c->source || c->thread_started)
+                return 0;
+
+        /* Signals belong to the loop thread (signalfd); a source thread
+         * must never be picked to run a handler. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = pthread_create(&c->thread, NULL, collector_thread, c);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r != 0)
+                return -r;
+        c->thread_started = true;
+
+        snprintf(name, sizeof(name), "tr-%s", c->ops->name);
+        (void) pthread_setname_np(c->thread, name);
+        return 0;
+}
+
+Collector *collector_free(Collector *c) {
+        if (!c)
+                return NULL;
+
+        if (c->thread_started) {
+                collector_lock(c);
+                c->stop = true;
+                if (pthread_cond_broadcast(&c->stop_changed) != 0)
+                        abort();
+                collector_unlock(c);
+                /* It may be waiting for demand that will not come. */
+                store_kick(c->store);
+                pthread_join(c->thread, NULL);
+        }
+
+        if (c->source)
+                c->ops->close(c->source);
+        conditioner_free(c->conditioner);
+        secret_free(c->samples);
+        sodium_memzero(&c->health, sizeof(c->health));
+        pthread_cond_destroy(&c->stop_changed);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+}
+
+/* ---- status --------------------------------------------------------- */
+
+void collector_get_stats(Collector *c, CollectorStats *ret) {
+        collector_lock(c);
+        *ret = c->stats;
+        collector_unlock(c);
+}
+
+const char *collector_name(const Collector *c) {
+        return c->ops->name;
+}
+
+const char *source_state_to_string(SourceState s) {
+        static const char *const table[_SOURCE_STATE_MAX] = {
+                [SOURCE_STARTUP] = "startup",
+                [SOURCE_HEALTHY] = "healthy",
+                [SOURCE_FAILED_INTERMITTENT] = "failed-intermittent",
+                [SOURCE_FAILED_PERMANENT] = "failed-permanent",
+                [SOURCE_UNAVAILABLE] = "unavailable",
+        };
+
+        if ((unsigned) s >= _SOURCE_STATE_MAX)
+                return NULL;
+        return table[s];
+}

@@ -1,0 +1,115 @@
+/* source-file.c - replays raw samples from a file or FIFO.
+ *
+ * For tests (stuck, biased or good data through the real health tests and
+ * conditioner) and for re-checking a capture made with `truerandomctl raw`.
+ * One byte is one sample. At the end the source starts over when asked to
+ * loop (a FIFO cannot, and ends), else read() returns -ENODATA. A FIFO's
+ * open and reads wait for its writer, as a test harness expects; only
+ * regular files keep the ~1 s read bound.
+ *
+ * Pacing: with a rate, a read returns at most one second's worth of samples
+ * and sleeps n / rate seconds first, so the output never exceeds the rate and
+ * each call returns within ~1 s. The sleep is relative (clock_nanosleep on
+ * CLOCK_MONOTONIC), restarted with the remaining time when a signal cuts it.
+ * Flow: [source] -> health -> conditioner -> store. */
+#include "source.h"
+#include "secret.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct FileSource {
+        int fd;
+        bool loop;
+        uint64_t rate;
+} FileSource;
+
+static int file_open(const SourceParams *p, void **ret_state) {
+        FileSource *f;
+        int fd;
+
+        if (!p || !p->path)
+                return -EINVAL;
+        fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        f = calloc(1, sizeof(*f));
+        if (!f) {
+                close(fd);
+                return -ENOMEM;
+        }
+        f->fd = fd;
+        f->loop = p->loop;
+        f->rate = p->rate;
+        *ret_state = f;
+        return 0;
+}
+
+static void file_pace(const FileSource *f, size_t n) {
+        uint64_t ns = (uint64_t) n * 1000000000U / f->rate;
+        struct timespec ts = { .tv_sec = (time_t) (ns / 1000000000U), .tv_nsec = (long) (ns % 1000000000U) };
+
+        while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+                ;
+}
+
+static ssize_t file_read_once(FileSource *f, uint8_t *buf, size_t n) {
+        ssize_t r;
+
+        do
+                r = read(f->fd, buf, n);
+        while (r < 0 && errno == EINTR);
+        return r < 0 ? -errno : r;
+}
+
+static ssize_t file_read(void *state, uint8_t *buf, size_t n) {
+        FileSource *f = state;
+        ssize_t r;
+
+        if (n == 0)
+                return -EINVAL;
+        if (f->rate > 0)
+                n = MIN(n, (size_t) MIN(f->rate, (uint64_t) SSIZE_MAX));
+
+        r = file_read_once(f, buf, n);
+        if (r == 0 && f->loop) {
+                if (lseek(f->fd, 0, SEEK_SET) < 0)
+                        return -ENODATA;
+                r = file_read_once(f, buf, n);
+        }
+        if (r == 0)
+                return -ENODATA;
+        if (r < 0)
+                return r;
+
+        if (f->rate > 0)
+                file_pace(f, (size_t) r);
+        return r;
+}
+
+static uint32_t file_max_credit(void *state) {
+        return UINT32_MAX;
+}
+
+static void file_close(void *state) {
+        FileSource *f = state;
+
+        if (!f)
+                return;
+        if (f->fd >= 0)
+                close(f->fd);
+        free(f);
+}
+
+const SourceOps source_file = {
+        .name = "file",
+        /* Replayed data has no credit of its own: tests and audits set one. */
+        .default_credit = 0,
+        .open = file_open,
+        .read = file_read,
+        .max_credit = file_max_credit,
+        .close = file_close,
+};

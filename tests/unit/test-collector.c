@@ -1,0 +1,727 @@
+/* test-collector.c - the collector end to end with real health tests,
+ * conditioner and store, fed by deterministic sources:
+ *   - accounting: blocks come from exactly the credited samples after the
+ *     startup test, each with >= 320 credited bits, and what is served never
+ *     exceeds 0.8 bit per credited bit;
+ *   - fail closed: a stuck source makes nothing and is disabled; a source
+ *     that goes stuck loses its unserved blocks;
+ *   - no spinning: an erroring device is retried with backoff, counted in
+ *     read calls over a window (a spinning thread would make millions);
+ *   - on demand: a full store with no demand means no reads at all.
+ * Faults are injected by wrapping read(); thread tests wait for conditions
+ * with generous bounds and never assert on elapsed time. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "conditioner.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* ---- wrapped read ----------------------------------------------------- */
+
+static atomic_uint reads;       /* every read() in the process */
+static atomic_int read_error;   /* > 0: every read() fails with it */
+
+ssize_t __real_read(int fd, void *buf, size_t n);
+ssize_t __wrap_read(int fd, void *buf, size_t n);
+
+ssize_t __wrap_read(int fd, void *buf, size_t n) {
+        int e = atomic_load(&read_error);
+
+        atomic_fetch_add(&reads, 1);
+        if (e > 0) {
+                errno = e;
+                return -1;
+        }
+        return __real_read(fd, buf, n);
+}
+
+static int reset_fake(void **state) {
+        atomic_store(&reads, 0);
+        atomic_store(&read_error, 0);
+        return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static atomic_uint wakes;
+
+static void count_wake(void *userdata) {
+        atomic_fetch_add(&wakes, 1);
+}
+
+static void fill_seeded(uint8_t *buf, size_t n, uint64_t seed) {
+        for (size_t i = 0; i < n; i++) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                buf[i] = (uint8_t) (seed >> 32);
+        }
+}
+
+typedef struct Tmp {
+        char dir[64];
+        char path[PATH_MAX];
+} Tmp;
+
+static void tmp_new(Tmp *t) {
+        strcpy(t->dir, "/tmp/test-collector-XXXXXX");
+        assert_non_null(mkdtemp(t->dir));
+        snprintf(t->path, sizeof(t->path), "%s/raw", t->dir);
+}
+
+static void tmp_write(Tmp *t, const char *name, const void *data, size_t n) {
+        char path[PATH_MAX];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, data, n), (ssize_t) n);
+        close(fd);
+}
+
+static void tmp_free(Tmp *t) {
+        DIR *d = opendir(t->dir);
+        struct dirent *e;
+
+        assert_non_null(d);
+        while ((e = readdir(d)))
+                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                        assert_int_equal(unlinkat(dirfd(d), e->d_name, 0), 0);
+        closedir(d);
+        assert_int_equal(rmdir(t->dir), 0);
+}
+
+/* good samples then `stuck` copies of one value */
+static uint8_t *make_samples(size_t good, size_t stuck, uint64_t seed) {
+        uint8_t *s = malloc(good + stuck);
+
+        assert_non_null(s);
+        fill_seeded(s, good, seed);
+        memset(s + good, 0x42, stuck);
+        return s;
+}
+
+static void sleep_ms(unsigned ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };
+
+        nanosleep(&ts, NULL);
+}
+
+/* Waits up to ~10 s for cond(); a broken collector fails here instead of
+ * hanging the suite. */
+#define WAIT_FOR(cond)                                                          \
+        do {                                                                    \
+                unsigned waited_ = 0;                                           \
+                while (!(cond) && waited_ < 10000) {                            \
+                        sleep_ms(5);                                            \
+                        waited_ += 5;                                           \
+                }                                                               \
+                assert_true(cond);                                              \
+        } while (0)
+
+static SourceState state_of(Collector *c) {
+        CollectorStats st;
+
+        collector_get_stats(c, &st);
+        return st.state;
+}
+
+/* Steps until the file source ends; returns the total samples read. */
+static uint64_t step_to_end(Collector *c) {
+        uint64_t total = 0;
+        ssize_t r;
+
+        while ((r = collector_step(c, 4096)) > 0)
+                total += (uint64_t) r;
+        assert_true(r == -ENODATA || r == -ENODEV);
+        return total;
+}
+
+/* What the conditioner must make of exactly these samples. */
+static void expected_block(const uint8_t *samples, size_t n, uint8_t ret[static STORE_BLOCK_SIZE]) {
+        crypto_hash_sha256_state h;
+
+        crypto_hash_sha256_init(&h);
+        crypto_hash_sha256_update(&h, (const unsigned char *) CONDITIONER_DOMAIN,
+                                  sizeof(CONDITIONER_DOMAIN) - 1);
+        crypto_hash_sha256_update(&h, samples, n);
+        crypto_hash_sha256_final(&h, ret);
+}
+
+/* Steps exactly up to `until` samples in total. */
+static void step_until(Collector *c, uint64_t until) {
+        CollectorStats st;
+
+        for (collector_get_stats(c, &st); st.samples < until; collector_get_stats(c, &st))
+                assert_true(collector_step(c, MIN(4096, until - st.samples)) > 0);
+}
+
+/* ---- accounting ------------------------------------------------------------ */
+
+static void check_accounting(uint32_t credit, size_t samples) {
+        uint8_t *data = make_samples(samples, 0, 0x5eed0000ULL + credit);
+        SourceParams p;
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+        uint64_t per_block = (CONDITIONER_BLOCK_MBITS + credit - 1) / credit, blocks;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, samples);
+        p = (SourceParams) { .path = t.path };
+        atomic_store(&wakes, 0);
+
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, credit, 3, s, count_wake, NULL, &c), 0);
+        assert_int_equal(state_of(c), SOURCE_STARTUP);
+        assert_int_equal(step_to_end(c), samples);
+        collector_get_stats(c, &st);
+
+        /* The startup test's 1024 samples are never credited; every block
+         * takes exactly ceil(320000 / credit) samples. */
+        blocks = (samples - HEALTH_STARTUP_SAMPLES) / per_block;
+        /* A file that ended leaves the source unavailable, not failed. */
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -ENODATA);
+        assert_int_equal(st.samples, samples);
+        assert_int_equal(st.credit_mbits, credit);
+        assert_int_equal(st.blocks, blocks);
+        assert_int_equal(st.credited_mbits, blocks * per_block * credit);
+        assert_true(st.blocks * CONDITIONER_BLOCK_MBITS <= st.credited_mbits);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        assert_int_equal(st.read_errors, 1);
+        /* One wake per block, plus STARTUP -> HEALTHY -> UNAVAILABLE. */
+        assert_true(atomic_load(&wakes) >= blocks + 2);
+
+        /* The first block is the hash of exactly the samples after the
+         * startup test: nothing uncredited went in, nothing was skipped. */
+        expected_block(data + HEALTH_STARTUP_SAMPLES, per_block, expected);
+
+        for (uint64_t i = 0; i < blocks; i++) {
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+                if (i == 0)
+                        assert_memory_equal(block, expected, sizeof(block));
+        }
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
+
+        /* bytes x 8 <= credited bits x 0.8, in millibits: bytes x 10000 <= mbits */
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.blocks_in, blocks);
+        assert_int_equal(ss.bytes_served, blocks * STORE_BLOCK_SIZE);
+        assert_true(ss.bytes_served * 10000 <= ss.credited_mbits_taken);
+        assert_int_equal(ss.credited_mbits_taken, st.credited_mbits);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_accounting_exact(void **state) {
+        check_accounting(4000, 200000);  /* 80 samples per block, no rounding */
+        check_accounting(3000, 150001);  /* 107 samples, 321000 mbits per block */
+        check_accounting(8000, 50000);   /* 40 samples per block */
+        check_accounting(300, 120000);   /* the jitter default: 1067 per block */
+}
+
+static void test_store_full_drops_blocks(void **state) {
+        uint8_t *data = make_samples(20000, 0, 99);
+        SourceParams p;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 20000);
+        p = (SourceParams) { .path = t.path };
+
+        /* A block that finds the store full is gone, and not counted as
+         * made: its credit is lost rather than kept for later. */
+        assert_int_equal(store_new(4, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        store_get_stats(s, &ss);
+        assert_int_equal(st.blocks, 4);
+        assert_int_equal(ss.blocks_in, 4);
+        assert_int_equal(ss.fill, 4);
+        assert_int_equal(st.credited_mbits, ss.credited_mbits_in);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* ---- failing sources --------------------------------------------------- */
+
+static void test_stuck_source_disabled(void **state) {
+        uint8_t *data = make_samples(0, 100000, 0);
+        SourceParams p;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 100000);
+        p = (SourceParams) { .path = t.path, .loop = true };
+
+        assert_int_equal(store_new(64, 8, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 4000, 2, s, NULL, NULL, &c), 0);
+        assert_true(collector_step(c, 4096) > 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
+        assert_int_equal(st.permanent_rct, 1);
+        assert_int_equal(st.fail_rct, 1);
+        assert_int_equal(st.blocks, 0);
+        /* Disabled for good: no more reads, even though the file loops. */
+        assert_int_equal(collector_step(c, 4096), -ENODEV);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.samples, 4096);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.blocks_in, 0);
+        collector_free(c);
+
+        /* The same through the thread: it ends by itself. */
+        atomic_store(&wakes, 0);
+        assert_int_equal(collector_new(&source_file, &p, 4000, 2, s, count_wake, NULL, &c), 0);
+        assert_int_equal(collector_start(c), 0);
+        WAIT_FOR(state_of(c) == SOURCE_FAILED_PERMANENT);
+        {
+                unsigned before = atomic_load(&reads);
+
+                sleep_ms(100);
+                assert_int_equal(atomic_load(&reads), before);
+        }
+        assert_true(atomic_load(&wakes) >= 1);
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_good_then_stuck_purges(void **state) {
+        const size_t good = 100000, stuck = 10000;
+        uint8_t *data = make_samples(good, stuck, 77);
+        uint8_t block[STORE_BLOCK_SIZE];
+        uint64_t expected = (good - HEALTH_STARTUP_SAMPLES) / 80;
+        SourceParams p;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, good + stuck);
+        p = (SourceParams) { .path = t.path };
+
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 4000, 5, s, NULL, NULL, &c), 0);
+
+        /* Exactly the good part first. */
+        step_until(c, good);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.blocks, expected);
+        assert_int_equal(store_fill(s), expected);
+
+        /* Ten blocks reach readers before the fault. */
+        for (int i = 0; i < 10; i++)
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
+        assert_int_equal(st.permanent_rct, 1);
+        assert_int_equal(st.blocks, expected);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.fill, 0);
+        assert_int_equal(ss.blocks_purged, expected - 10);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_intermittent_recovers(void **state) {
+        const size_t good = 50000, run = 12;
+        uint8_t *data = make_samples(2 * good + run, 0, 31337);
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+        uint64_t per_segment;
+        SourceParams p;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        /* A run of 12 equal samples crosses the 2^-30 RCT cutoff for
+         * H = 4 (9) but not the 2^-60 one (16); its neighbours differ. */
+        memset(data + good, 0x42, run);
+        if (data[good - 1] == 0x42)
+                data[good - 1] = 0;
+        if (data[good + run] == 0x42)
+                data[good + run] = 0;
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 2 * good + run);
+        p = (SourceParams) { .path = t.path };
+
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 4000, 7, s, NULL, NULL, &c), 0);
+
+        /* Up to the failure the run's first 8 samples passed and were
+         * credited; the partial block holding them dies with the rest. */
+        per_segment = (good + 8 - HEALTH_STARTUP_SAMPLES) / 80;
+        step_until(c, good + run);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_INTERMITTENT);
+        assert_int_equal(st.fail_rct, 1);
+        assert_int_equal(st.permanent_rct, 0);
+        assert_int_equal(st.blocks, per_segment);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.fill, 0);
+        assert_int_equal(ss.blocks_purged, per_segment);
+
+        /* A fresh startup test, then credit again from zero. */
+        step_until(c, 2 * good + run);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.blocks, per_segment + (good - HEALTH_STARTUP_SAMPLES) / 80);
+        assert_int_equal(store_fill(s), (good - HEALTH_STARTUP_SAMPLES) / 80);
+
+        /* The first block after recovery holds only samples after the new
+         * startup test: nothing from before the failure leaked into it. */
+        expected_block(data + good + run + HEALTH_STARTUP_SAMPLES, 80, expected);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, sizeof(block));
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* ---- device errors ------------------------------------------------------- */
+
+typedef struct Hw {
+        Tmp t;
+        SourceParams p;
+} Hw;
+
+static void hw_setup(Hw *h, const char *current) {
+        uint8_t data[65536];
+
+        tmp_new(&h->t);
+        fill_seeded(data, sizeof(data), 4321);
+        tmp_write(&h->t, "hwrng", data, sizeof(data));
+        tmp_write(&h->t, "rng_quality", "1024\n", 5);
+        tmp_write(&h->t, "rng_current", current, strlen(current));
+        snprintf(h->t.path, sizeof(h->t.path), "%s/hwrng", h->t.dir);
+        h->p = (SourceParams) { .path = h->t.path, .sysfs_dir = h->t.dir };
+}
+
+static void test_hwrng_errors_step(void **state) {
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        Hw h;
+
+        hw_setup(&h, "tpm-rng-0\n");
+        assert_int_equal(store_new(8, 4, &s), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_true(collector_step(c, 100) == 100);
+
+        atomic_store(&read_error, ENODEV);
+        assert_int_equal(collector_step(c, 100), -ENODEV);
+        atomic_store(&read_error, EIO);
+        assert_int_equal(collector_step(c, 100), -EIO);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.read_errors, 2);
+        assert_int_equal(st.last_error, -EIO);
+
+        /* "Nothing now" is not a device error. */
+        atomic_store(&read_error, EAGAIN);
+        assert_int_equal(collector_step(c, 100), -EAGAIN);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.read_errors, 2);
+
+        /* Back to where it was once the device answers. */
+        atomic_store(&read_error, 0);
+        assert_int_equal(collector_step(c, 100), 100);
+        assert_int_equal(state_of(c), SOURCE_STARTUP);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&h.t);
+}
+
+static void test_hwrng_errors_back_off(void **state) {
+        CollectorStats st;
+        unsigned attempts;
+        Collector *c;
+        Store *s;
+        Hw h;
+
+        hw_setup(&h, "tpm-rng-0\n");
+        assert_int_equal(store_new(8, 4, &s), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, 1000, 1, s, NULL, NULL, &c), 0);
+
+        /* Backoff 10, 20, 40, ... ms: about six attempts fit in 600 ms. A
+         * thread without backoff would make millions. */
+        atomic_store(&read_error, EIO);
+        atomic_store(&reads, 0);
+        assert_int_equal(collector_start(c), 0);
+        sleep_ms(600);
+        attempts = atomic_load(&reads);
+        collector_get_stats(c, &st);
+        assert_true(attempts >= 1);
+        assert_true(attempts <= 12);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -EIO);
+        assert_true(st.read_errors >= 1 && st.read_errors <= attempts);
+        assert_int_equal(st.samples, 0);
+
+        /* The device recovers: the next attempt (<= 1 s away) succeeds. */
+        atomic_store(&read_error, 0);
+        WAIT_FOR(state_of(c) != SOURCE_UNAVAILABLE);
+
+        store_shutdown(s);
+        collector_free(c);
+        store_free(s);
+        tmp_free(&h.t);
+}
+
+static void test_hwrng_virtio_not_credited(void **state) {
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        Hw h;
+
+        hw_setup(&h, "virtio_rng.0\n");
+        assert_int_equal(store_new(8, 4, &s), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -EPERM);
+        assert_int_equal(st.credit_mbits, 0);
+        assert_int_equal(collector_start(c), 0);
+        assert_int_equal(collector_step(c, 100), -ENODEV);
+        collector_free(c);
+
+        /* An absent device still gives a collector, for status. */
+        strcat(h.t.path, ".absent");
+        assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -ENODEV);
+        assert_string_equal(collector_name(c), "hwrng");
+        collector_free(c);
+        store_free(s);
+        h.t.path[strlen(h.t.path) - strlen(".absent")] = '\0';
+        tmp_free(&h.t);
+}
+
+/* A source that never has anything: RDSEED under endless contention. */
+static atomic_uint starved_reads;
+
+static int starved_open(const SourceParams *p, void **ret) {
+        static int token;
+
+        *ret = &token;
+        return 0;
+}
+
+static ssize_t starved_read(void *s, uint8_t *buf, size_t n) {
+        atomic_fetch_add(&starved_reads, 1);
+        return -EAGAIN;
+}
+
+static uint32_t starved_max_credit(void *s) {
+        return UINT32_MAX;
+}
+
+static void starved_close(void *s) {
+}
+
+static const SourceOps source_starved = {
+        .name = "starved",
+        .open = starved_open,
+        .read = starved_read,
+        .max_credit = starved_max_credit,
+        .close = starved_close,
+};
+
+static void test_eagain_backs_off(void **state) {
+        CollectorStats st;
+        unsigned attempts;
+        Collector *c;
+        Store *s;
+
+        atomic_store(&starved_reads, 0);
+        assert_int_equal(store_new(8, 4, &s), 0);
+        assert_int_equal(collector_new(&source_starved, NULL, 250, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_start(c), 0);
+        sleep_ms(600);
+        attempts = atomic_load(&starved_reads);
+        assert_true(attempts >= 1 && attempts <= 12);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_STARTUP);
+        assert_int_equal(st.read_errors, 0);
+
+        /* Stopping does not wait out a backoff of up to a second. */
+        store_shutdown(s);
+        collector_free(c);
+        store_free(s);
+}
+
+/* ---- on demand ------------------------------------------------------------ */
+
+static void test_idle_when_full(void **state) {
+        uint8_t *data = make_samples(65536, 0, 2024);
+        uint8_t block[STORE_BLOCK_SIZE];
+        SourceParams p;
+        CollectorStats st;
+        unsigned before;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 65536);
+        p = (SourceParams) { .path = t.path, .loop = true };
+
+        assert_int_equal(store_new(4, 2, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_start(c), 0);
+        WAIT_FOR(store_fill(s) == 4);
+
+        /* Full, no demand: the thread parks and reads nothing. */
+        WAIT_FOR((collector_get_stats(c, &st), !st.running));
+        before = atomic_load(&reads);
+        sleep_ms(300);
+        assert_int_equal(atomic_load(&reads), before);
+
+        /* Readers drain it below the low-water mark: sampling resumes. */
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        WAIT_FOR(store_fill(s) == 4);
+        assert_true(atomic_load(&reads) > before);
+
+        /* Demand (a reader waiting) makes it run even above low water. */
+        WAIT_FOR((collector_get_stats(c, &st), !st.running));
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        sleep_ms(100);
+        assert_int_equal(store_fill(s), 3);
+        before = atomic_load(&reads);
+        store_set_demand(s, true);
+        WAIT_FOR(store_fill(s) == 4);
+        assert_true(atomic_load(&reads) > before);
+
+        store_shutdown(s);
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* One source stops on its own (a reload disabling it) while the store is
+ * full and nobody asks: collector_free() must not hang on the idle thread,
+ * and the store keeps working for the others. */
+static void test_free_idle_without_shutdown(void **state) {
+        uint8_t *data = make_samples(65536, 0, 77);
+        uint8_t block[STORE_BLOCK_SIZE];
+        SourceParams p;
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 65536);
+        p = (SourceParams) { .path = t.path, .loop = true };
+        assert_int_equal(store_new(2, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_start(c), 0);
+        WAIT_FOR(store_fill(s) == 2);
+        WAIT_FOR((collector_get_stats(c, &st), !st.running));
+
+        collector_free(c);
+        assert_int_equal(store_fill(s), 2);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_int_equal(store_put(s, block, 320000, 2), 0);
+
+        store_shutdown(s);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_invalid(void **state) {
+        SourceParams p = { 0 };
+        Collector *c = NULL;
+        Store *s;
+
+        assert_int_equal(store_new(8, 4, &s), 0);
+        assert_int_equal(collector_new(&source_kernel, &p, 0, 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(&source_kernel, &p, 8001, 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(NULL, &p, 100, 1, s, NULL, NULL, &c), -EINVAL);
+        assert_null(c);
+        /* The kernel source is never credited, whatever is asked. */
+        assert_int_equal(collector_new(&source_kernel, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(state_of(c), SOURCE_UNAVAILABLE);
+        collector_free(c);
+        assert_null(collector_free(NULL));
+        store_free(s);
+
+        assert_string_equal(source_state_to_string(SOURCE_HEALTHY), "healthy");
+        assert_string_equal(source_state_to_string(SOURCE_FAILED_PERMANENT), "failed-permanent");
+        assert_null(source_state_to_string(_SOURCE_STATE_MAX));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup(test_accounting_exact, reset_fake),
+                cmocka_unit_test_setup(test_free_idle_without_shutdown, reset_fake),
+                cmocka_unit_test_setup(test_store_full_drops_blocks, reset_fake),
+                cmocka_unit_test_setup(test_stuck_source_disabled, reset_fake),
+                cmocka_unit_test_setup(test_good_then_stuck_purges, reset_fake),
+                cmocka_unit_test_setup(test_intermittent_recovers, reset_fake),
+                cmocka_unit_test_setup(test_hwrng_errors_step, reset_fake),
+                cmocka_unit_test_setup(test_hwrng_errors_back_off, reset_fake),
+                cmocka_unit_test_setup(test_hwrng_virtio_not_credited, reset_fake),
+                cmocka_unit_test_setup(test_eagain_backs_off, reset_fake),
+                cmocka_unit_test_setup(test_idle_when_full, reset_fake),
+                cmocka_unit_test_setup(test_invalid, reset_fake),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
