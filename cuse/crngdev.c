@@ -1,0 +1,264 @@
+/* crngdev.c - the drop-in /dev/random and /dev/urandom (and the benchmarks'
+ * null device), with the kernel's semantics since 5.18 (DESIGN §3):
+ *
+ *   random   blocks until the CRNG is seeded (O_NONBLOCK: EAGAIN), then
+ *            returns all n bytes; poll: POLLIN once seeded, POLLOUT before
+ *   urandom  never blocks (unseeded output is best effort, like
+ *            GRND_INSECURE); no poll, so the kernel's default mask applies
+ *   writes   mixed into the next reseed, never credited, from anyone
+ *   ioctls   <linux/random.h>; privileged ones need CAP_SYS_ADMIN; credit
+ *            given by ioctl counts toward CRNG seeding only
+ *
+ * The CRNG is seeded from one full-entropy store block (>= 320 credited
+ * bits) mixed with getrandom() output, and reseeded when the daemon asks.
+ * Output passes through the hub's scratch buffer and is erased there.
+ * Flow: store -> [crng seed] -> crng -> reader. */
+#include "cusedev-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool/secret.h"
+#include "rndioctl.h"
+
+void crngdev_unpark(Parked *p) {
+        p->prev->next = p->next;
+        p->next->prev = p->prev;
+        p->prev = p->next = p;
+        p->dev->n_parked--;
+}
+
+void crngdev_fail_parked(CuseDev *dev, int err) {
+        while (dev->fifo.next != &dev->fifo) {
+                Parked *p = dev->fifo.next;
+                crngdev_unpark(p);
+                parked_reply_err(p, err);
+        }
+}
+
+static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
+        uint8_t *buf = dev->hub->scratch;
+
+        size = MIN(size, (size_t)CUSE_MAX_REPLY);
+        crng_generate(dev->hub->crng, buf, size);
+        (void)fuse_reply_buf(req, (const char *)buf, size);
+        sodium_memzero(buf, size);
+        dev->bytes_served += size;
+}
+
+/* The CRNG just got its first credited seed: parked readers and pollers of
+ * the drop-in random go now. */
+void crngdev_seeded(CuseDev *dev) {
+        if (dev->kind != CUSEDEV_RANDOM)
+                return;
+        while (dev->fifo.next != &dev->fifo) {
+                Parked *p = dev->fifo.next;
+                crngdev_unpark(p);
+                serve(dev, p->req, p->size);
+                free(p);
+        }
+        cusedev_notify_pollers(dev);
+}
+
+static void hub_seeded(CuseHub *hub, bool first) {
+        if (hub->cb.event)
+                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_RESEEDED, 0);
+        if (!first)
+                return;
+        for (size_t i = 0; i < hub->n_devs; i++)
+                crngdev_seeded(hub->devs[i]);
+        if (hub->cb.event)
+                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_SEEDED, 0);
+        cusehub_demand_changed(hub);
+}
+
+bool crngdev_seed_if_due(CuseHub *hub) {
+        SECRET_BUFFER(block, STORE_BLOCK_SIZE);
+        SECRET_BUFFER(kernel, 32);
+        bool first = !crng_is_seeded(hub->crng);
+
+        if (!first && !hub->reseed_pending)
+                return false;
+        if (store_take(hub->store, block, 0) < 0)
+                return false;
+        cusehub_fill_kernel(hub, kernel);
+        if (crng_reseed(hub->crng, block, kernel) < 0)
+                abort(); /* a pool block always suffices: impossible state */
+        hub->reseed_pending = false;
+        hub_seeded(hub, first);
+        return true;
+}
+
+/* Credit given by RNDADDENTROPY/RNDADDTOENTCNT seeds the CRNG once it adds up
+ * to 256 bits; after that it only enriches the next reseed. */
+static void seed_from_credit(CuseHub *hub) {
+        SECRET_BUFFER(kernel, 32);
+
+        if (crng_is_seeded(hub->crng) || crng_pending_credit(hub->crng) < CRNG_SEED_BITS)
+                return;
+        cusehub_fill_kernel(hub, kernel);
+        if (crng_reseed(hub->crng, NULL, kernel) == 0)
+                hub_seeded(hub, true);
+}
+
+static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
+        static const uint8_t zeros[CUSE_MAX_REPLY];
+        CuseDev *dev = fuse_req_userdata(req);
+        CuseHub *hub = dev->hub;
+        Parked *p;
+
+        dev->reads++;
+        if (hub->shutting_down) {
+                fuse_reply_err(req, hub->shutdown_err);
+                return;
+        }
+        if (dev->kind == CUSEDEV_NULL) {
+                size = MIN(size, sizeof(zeros));
+                (void)fuse_reply_buf(req, (const char *)zeros, size);
+                dev->bytes_served += size;
+                return;
+        }
+        if (size == 0) {
+                fuse_reply_buf(req, NULL, 0);
+                return;
+        }
+        if (dev->kind == CUSEDEV_URANDOM || crng_is_seeded(hub->crng)) {
+                serve(dev, req, size);
+                return;
+        }
+        if (fi->flags & O_NONBLOCK || dev->n_parked >= hub->params.max_parked) {
+                dev->eagain++;
+                fuse_reply_err(req, EAGAIN);
+                return;
+        }
+        p = parked_new(dev, req, size);
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        p->next = &dev->fifo;
+        p->prev = dev->fifo.prev;
+        dev->fifo.prev->next = p;
+        dev->fifo.prev = p;
+        dev->n_parked++;
+        if (parked_arm(p))
+                cusehub_demand_changed(hub);
+}
+
+static void crng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+
+        if (dev->kind != CUSEDEV_NULL)
+                crng_mix(dev->hub->crng, buf, size);
+        fuse_reply_write(req, size);
+}
+
+static void crng_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
+        CuseDev *dev = fuse_req_userdata(req);
+
+        if (dev->kind != CUSEDEV_RANDOM) {
+                /* As the kernel's urandom: no poll method, default mask. */
+                if (ph)
+                        fuse_pollhandle_destroy(ph);
+                fuse_reply_err(req, ENOSYS);
+                return;
+        }
+        if (crng_is_seeded(dev->hub->crng) || dev->hub->shutting_down) {
+                if (ph)
+                        fuse_pollhandle_destroy(ph);
+                fuse_reply_poll(req, POLLIN | POLLRDNORM);
+                return;
+        }
+        cusedev_keep_pollhandle(dev, fi, ph);
+        fuse_reply_poll(req, POLLOUT | POLLWRNORM);
+}
+
+static int entropy_count(CuseHub *hub) {
+        /* The kernel reports its pool size once ready, and the bits gathered
+         * toward readiness before; the drop-in does the same for the CRNG. */
+        if (crng_is_seeded(hub->crng))
+                return CRNG_SEED_BITS;
+        return (int)MIN(crng_pending_credit(hub->crng), CRNG_SEED_BITS - 1);
+}
+
+static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+                       const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
+        CuseDev *dev = fuse_req_userdata(req);
+        CuseHub *hub = dev->hub;
+        RndOp op = rndioctl_op((unsigned)cmd);
+        RndRequest rq;
+        int r, count;
+
+        if (dev->kind == CUSEDEV_NULL) {
+                fuse_reply_err(req, ENOTTY);
+                return;
+        }
+        /* The kernel's random_ioctl() answers anything it does not know,
+         * RNDGETPOOL included, with EINVAL. */
+        if (op == RND_OP_UNKNOWN || op == RND_OP_GETPOOL) {
+                fuse_reply_err(req, EINVAL);
+                return;
+        }
+        /* As the kernel: the capability check comes before any user memory
+         * is read. */
+        if (rndioctl_privileged(op) && !cusedev_caller_privileged(dev, req)) {
+                fuse_reply_err(req, EPERM);
+                return;
+        }
+        r = rndioctl_decode((unsigned)cmd, arg, in_buf, in_bufsz, out_bufsz, &rq);
+        if (r < 0) {
+                fuse_reply_err(req, -r);
+                return;
+        }
+        if (rq.retry) {
+                fuse_reply_ioctl_retry(req, rq.in_iov, rq.in_count, rq.out_iov, rq.out_count);
+                return;
+        }
+        switch (op) {
+        case RND_OP_GETENTCNT:
+                count = entropy_count(hub);
+                fuse_reply_ioctl(req, 0, &count, sizeof(count));
+                return;
+        case RND_OP_ADDTOENTCNT:
+                crng_add_credit(hub->crng, (unsigned)rq.count);
+                seed_from_credit(hub);
+                break;
+        case RND_OP_ADDENTROPY:
+                crng_mix(hub->crng, rq.data, rq.size);
+                crng_add_credit(hub->crng, (unsigned)rq.count);
+                seed_from_credit(hub);
+                break;
+        case RND_OP_ZAPENTCNT:
+        case RND_OP_CLEARPOOL:
+                /* No-ops, as in the kernel since 5.18. */
+                break;
+        case RND_OP_RESEEDCRNG:
+                if (!crng_is_seeded(hub->crng)) {
+                        fuse_reply_err(req, ENODATA);
+                        return;
+                }
+                /* Now if the store has a block; else as soon as one is made,
+                 * ahead of every /dev/truerandom reader. */
+                hub->reseed_pending = true;
+                if (!crngdev_seed_if_due(hub))
+                        cusehub_demand_changed(hub);
+                break;
+        default:
+                fuse_reply_err(req, EINVAL);
+                return;
+        }
+        fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
+const struct cuse_lowlevel_ops crngdev_ops = {
+        .init_done = cusedev_op_init_done,
+        .open = cusedev_op_open,
+        .release = cusedev_op_release,
+        .read = crng_read,
+        .write = crng_write,
+        .poll = crng_poll,
+        .ioctl = crng_ioctl,
+};

@@ -1,0 +1,115 @@
+/* cusedev-internal.h - what cusedev.c, trngdev.c and crngdev.c share:
+ * the hub, devices, open files and parked reads. Nothing outside cuse/
+ * includes this. */
+#pragma once
+
+#define FUSE_USE_VERSION 314
+#include <cuse_lowlevel.h>
+#include <fuse_lowlevel.h>
+
+#include "cusedev.h"
+#include "fairq.h"
+
+/* Most bytes one reply carries: CUSE's max_read (libfuse 3.14 offers 128 KiB). */
+#define CUSE_MAX_REPLY 131072U
+
+typedef struct CuseFile {
+        struct CuseFile *prev, *next;
+        CuseDev *dev;
+        struct fuse_pollhandle *ph; /* newest poll handle; NULL once notified */
+} CuseFile;
+
+/* A read waiting for data. It is on exactly one list (the device's fair
+ * queue or FIFO) until the one reply is sent. */
+typedef struct Parked {
+        fuse_req_t req;
+        CuseDev *dev;
+        size_t size;
+        uint32_t uid;
+        FairEntry fair;              /* TRNG: the fair queue */
+        struct Parked *prev, *next;  /* RANDOM: FIFO */
+        struct Parked *touched;      /* TRNG pump: reads that get blocks this round */
+        size_t plan_blocks;
+        bool registering;            /* inside fuse_req_interrupt_func() */
+        bool interrupted_early;      /* its INTERRUPT came during registration */
+} Parked;
+
+struct CuseDev {
+        CuseHub *hub;
+        CuseDevKind kind;
+        char *name;
+        char *dev_dir;
+        uid_t uid;
+        gid_t gid;
+        mode_t mode;
+
+        struct fuse_session *se;
+        struct fuse_buf buf;
+        int fd;
+        bool up;
+
+        CuseFile files;              /* list head */
+        unsigned n_files;
+
+        FairQueue *fq;               /* TRNG */
+        Parked fifo;                 /* RANDOM: list head */
+        unsigned n_parked;
+
+        uint64_t reads;
+        uint64_t bytes_served;
+        uint64_t eagain;
+        uint64_t interrupted;
+};
+
+#define CUSEHUB_MAX_DEVICES 8
+
+struct CuseHub {
+        CuseHubParams params;
+        char *proc_root;
+        Store *store;
+        Crng *crng;
+        CuseHubCallbacks cb;
+
+        CuseDev *devs[CUSEHUB_MAX_DEVICES + 1];
+        size_t n_devs;
+
+        bool trng_open;
+        bool reseed_pending;
+        bool shutting_down;
+        int shutdown_err;
+
+        /* Secret scratch: CRNG output on its way out, TRNG blocks being
+         * gathered for replies. Erased after every use. */
+        uint8_t *scratch;
+};
+
+/* cusedev.c: what every device does alike */
+void cusedev_op_init_done(void *userdata);
+void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
+void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
+void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
+bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
+Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
+/* Registers the interrupt callback; false if the request was interrupted
+ * meanwhile (then it has been answered EINTR and p freed). */
+bool parked_arm(Parked *p);
+void parked_reply_err(Parked *p, int err);
+void cusedev_notify_pollers(CuseDev *dev);
+void cusehub_demand_changed(CuseHub *hub);
+void cusehub_fill_kernel(CuseHub *hub, uint8_t out[static 32]);
+
+/* trngdev.c */
+extern const struct cuse_lowlevel_ops trngdev_ops;
+int trngdev_init(CuseDev *dev);
+void trngdev_done(CuseDev *dev);
+void trngdev_pump(CuseDev *dev);
+void trngdev_unpark(Parked *p);
+void trngdev_fail_parked(CuseDev *dev, int err);
+
+/* crngdev.c */
+extern const struct cuse_lowlevel_ops crngdev_ops;
+void crngdev_seeded(CuseDev *dev);
+void crngdev_unpark(Parked *p);
+void crngdev_fail_parked(CuseDev *dev, int err);
+/* Seeds or reseeds the CRNG from one store block when due; true if it did. */
+bool crngdev_seed_if_due(CuseHub *hub);

@@ -1,0 +1,516 @@
+/* cusedev.c - the hub and what every CUSE device shares: sessions, open
+ * files, poll handles, parked reads and their interrupts, shutdown.
+ *
+ * Invariants: every request gets exactly one reply; a parked read is on one
+ * list until whoever unlinks it replies; poll handles are kept one per open
+ * file (the newest) and destroyed when notified or released. The scratch
+ * buffer is the only place output bytes sit, and it is erased after use.
+ * Flow: store -> crng -> [hub: devices, parked reads] -> kernel. */
+#include "cusedev-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pool/secret.h"
+#include "privilege.h"
+
+/* ------------------------------------------------------------------ */
+/* hub                                                                 */
+
+int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, const CuseHubCallbacks *cb,
+                CuseHub **ret) {
+        CuseHub *hub;
+
+        if (!params || !store || !crng || !ret || params->max_parked == 0)
+                return -EINVAL;
+        hub = calloc(1, sizeof(*hub));
+        if (!hub)
+                return -ENOMEM;
+        hub->params = *params;
+        if (params->proc_root) {
+                hub->proc_root = strdup(params->proc_root);
+                if (!hub->proc_root) {
+                        free(hub);
+                        return -ENOMEM;
+                }
+        }
+        hub->params.proc_root = hub->proc_root;
+        hub->store = store;
+        hub->crng = crng;
+        if (cb)
+                hub->cb = *cb;
+        hub->trng_open = true;
+        hub->scratch = secret_alloc(CUSE_MAX_REPLY);
+        if (!hub->scratch) {
+                free(hub->proc_root);
+                free(hub);
+                return -ENOMEM;
+        }
+        *ret = hub;
+        return 0;
+}
+
+static CuseDev *cusedev_free(CuseDev *dev) {
+        if (!dev)
+                return NULL;
+        /* Destroying the session closes its fd: the kernel removes the node
+         * and fails whatever it still had in flight. */
+        if (dev->se)
+                fuse_session_destroy(dev->se);
+        else if (dev->fd >= 0)
+                close(dev->fd);
+        while (dev->files.next != &dev->files) {
+                CuseFile *f = dev->files.next;
+                f->prev->next = f->next;
+                f->next->prev = f->prev;
+                if (f->ph)
+                        fuse_pollhandle_destroy(f->ph);
+                free(f);
+        }
+        if (dev->kind == CUSEDEV_TRNG)
+                trngdev_done(dev);
+        free(dev->buf.mem);
+        free(dev->name);
+        free(dev->dev_dir);
+        free(dev);
+        return NULL;
+}
+
+CuseHub *cusehub_free(CuseHub *hub) {
+        if (!hub)
+                return NULL;
+        for (size_t i = 0; i < hub->n_devs; i++)
+                cusedev_free(hub->devs[i]);
+        secret_free(hub->scratch);
+        free(hub->proc_root);
+        free(hub);
+        return NULL;
+}
+
+CuseDev *cusehub_device(CuseHub *hub, size_t i) {
+        return i < hub->n_devs ? hub->devs[i] : NULL;
+}
+
+void cusehub_demand_changed(CuseHub *hub) {
+        if (hub->cb.demand)
+                hub->cb.demand(hub->cb.userdata);
+}
+
+static void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error) {
+        if (hub->cb.event)
+                hub->cb.event(hub->cb.userdata, dev, event, error);
+}
+
+void cusehub_fill_kernel(CuseHub *hub, uint8_t out[static 32]) {
+        /* Defence in depth only, never credited: GRND_INSECURE never blocks;
+         * kernels before 5.6 lack it, so fall back to a non-blocking read. If
+         * both fail the credited pool block still carries the seed. */
+        if (hub->params.kernel_mix && getrandom(out, 32, GRND_INSECURE) == 32)
+                return;
+        if (hub->params.kernel_mix && getrandom(out, 32, GRND_NONBLOCK) == 32)
+                return;
+        sodium_memzero(out, 32);
+}
+
+void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked) {
+        if (max_parked > 0)
+                hub->params.max_parked = max_parked;
+}
+
+void cusehub_request_reseed(CuseHub *hub) {
+        hub->reseed_pending = true;
+        cusehub_pump(hub);
+}
+
+bool cusehub_reseed_pending(const CuseHub *hub) {
+        return hub->reseed_pending;
+}
+
+void cusehub_set_trng_open(CuseHub *hub, bool open) {
+        if (hub->trng_open == open)
+                return;
+        hub->trng_open = open;
+        if (open)
+                cusehub_pump(hub);
+}
+
+bool cusehub_wants_blocks(const CuseHub *hub) {
+        if (hub->shutting_down)
+                return false;
+        if (hub->reseed_pending || !crng_is_seeded(hub->crng))
+                return true;
+        for (size_t i = 0; i < hub->n_devs; i++)
+                if (hub->devs[i]->kind == CUSEDEV_TRNG && hub->devs[i]->n_parked > 0)
+                        return true;
+        return false;
+}
+
+void cusehub_pump(CuseHub *hub) {
+        if (hub->shutting_down)
+                return;
+        /* CRNG seeds come first: readers of the drop-ins must never wait on
+         * /dev/truerandom's readers (DESIGN §5, §6). */
+        crngdev_seed_if_due(hub);
+        for (size_t i = 0; i < hub->n_devs; i++) {
+                CuseDev *dev = hub->devs[i];
+                if (dev->kind != CUSEDEV_TRNG)
+                        continue;
+                if (hub->trng_open)
+                        trngdev_pump(dev);
+                if (hub->trng_open && store_fill(hub->store) > 0)
+                        cusedev_notify_pollers(dev);
+        }
+}
+
+void cusehub_shutdown(CuseHub *hub, int err) {
+        hub->shutting_down = true;
+        hub->shutdown_err = err;
+        for (size_t i = 0; i < hub->n_devs; i++) {
+                CuseDev *dev = hub->devs[i];
+                if (dev->kind == CUSEDEV_TRNG)
+                        trngdev_fail_parked(dev, err);
+                else if (dev->kind == CUSEDEV_RANDOM)
+                        crngdev_fail_parked(dev, err);
+                /* Pollers re-poll and then see the error or POLLERR. */
+                cusedev_notify_pollers(dev);
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* devices                                                             */
+
+const char *cusedev_kind_to_string(CuseDevKind kind) {
+        static const char *const names[_CUSEDEV_KIND_MAX] = {
+                [CUSEDEV_TRNG] = "truerandom",
+                [CUSEDEV_RANDOM] = "random",
+                [CUSEDEV_URANDOM] = "urandom",
+                [CUSEDEV_NULL] = "null",
+        };
+        return kind < _CUSEDEV_KIND_MAX ? names[kind] : "unknown";
+}
+
+static bool name_valid(const char *name) {
+        if (!name || !*name || strlen(name) > 64)
+                return false;
+        for (const char *c = name; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                      *c == '-' || *c == '_' || *c == '.'))
+                        return false;
+        return true;
+}
+
+int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int fd,
+                const struct fuse_custom_io *io, CuseDev **ret) {
+        char devname[80];
+        const char *dev_info_argv[] = { devname };
+        struct cuse_info ci = {
+                .dev_info_argc = 1,
+                .dev_info_argv = dev_info_argv,
+                /* RNDADDENTROPY carries a buffer after its header: only
+                 * unrestricted ioctls can fetch it (with retries). */
+                .flags = CUSE_UNRESTRICTED_IOCTL,
+        };
+        char *argv[] = { (char *)"truerandomd", NULL };
+        struct fuse_args args = FUSE_ARGS_INIT(1, argv);
+        CuseDev *dev;
+        int r;
+
+        if (!hub || kind >= _CUSEDEV_KIND_MAX || !params || !name_valid(params->name) || !ret ||
+            hub->n_devs >= CUSEHUB_MAX_DEVICES) {
+                if (fd >= 0)
+                        close(fd);
+                return -EINVAL;
+        }
+        dev = calloc(1, sizeof(*dev));
+        if (!dev) {
+                close(fd);
+                return -ENOMEM;
+        }
+        dev->hub = hub;
+        dev->kind = kind;
+        dev->fd = fd;
+        dev->uid = params->uid;
+        dev->gid = params->gid;
+        dev->mode = params->mode;
+        dev->files.prev = dev->files.next = &dev->files;
+        dev->fifo.prev = dev->fifo.next = &dev->fifo;
+        dev->name = strdup(params->name);
+        dev->dev_dir = params->dev_dir ? strdup(params->dev_dir) : NULL;
+        if (!dev->name || (params->dev_dir && !dev->dev_dir)) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (kind == CUSEDEV_TRNG) {
+                r = trngdev_init(dev);
+                if (r < 0)
+                        goto fail;
+        }
+
+        snprintf(devname, sizeof(devname), "DEVNAME=%s", params->name);
+        dev->se = cuse_lowlevel_new(&args, &ci, kind == CUSEDEV_TRNG ? &trngdev_ops : &crngdev_ops, dev);
+        if (!dev->se) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (io) {
+                r = fuse_session_custom_io(dev->se, io, fd);
+                if (r != 0) {
+                        r = r < 0 ? r : -EIO;
+                        goto fail;
+                }
+        } else {
+                /* "/dev/fd/N" makes libfuse adopt the /dev/cuse fd we opened
+                 * (non-blocking, see reference pitfalls) instead of opening
+                 * its own blocking one. */
+                char path[32];
+                snprintf(path, sizeof(path), "/dev/fd/%d", fd);
+                if (fuse_session_mount(dev->se, path) != 0) {
+                        r = -EIO;
+                        goto fail;
+                }
+        }
+        /* From here the session owns fd. */
+        dev->fd = fuse_session_fd(dev->se);
+        hub->devs[hub->n_devs++] = dev;
+        *ret = dev;
+        return 0;
+
+fail:
+        /* The session closes fd only if it adopted it. */
+        if (dev->se) {
+                if (fuse_session_fd(dev->se) != fd)
+                        close(fd);
+                fuse_session_destroy(dev->se);
+                dev->se = NULL;
+        } else {
+                close(fd);
+        }
+        dev->fd = -1;
+        cusedev_free(dev);
+        return r;
+}
+
+int cusedev_fd(const CuseDev *dev) {
+        return dev->fd;
+}
+
+CuseDevKind cusedev_kind(const CuseDev *dev) {
+        return dev->kind;
+}
+
+const char *cusedev_name(const CuseDev *dev) {
+        return dev->name;
+}
+
+int cusedev_process(CuseDev *dev) {
+        int r;
+
+        if (fuse_session_exited(dev->se))
+                return -ENODEV;
+        r = fuse_session_receive_buf(dev->se, &dev->buf);
+        if (r == -EAGAIN || r == -EINTR)
+                return -EAGAIN;
+        if (r == 0 || fuse_session_exited(dev->se))
+                return -ENODEV;
+        if (r < 0)
+                return r;
+        fuse_session_process_buf(dev->se, &dev->buf);
+        return fuse_session_exited(dev->se) ? -ENODEV : 0;
+}
+
+int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode) {
+        char path[PATH_MAX];
+
+        dev->uid = uid;
+        dev->gid = gid;
+        dev->mode = mode;
+        if (!dev->dev_dir || !dev->up)
+                return 0;
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dev->dev_dir, dev->name) >= sizeof(path))
+                return -ENAMETOOLONG;
+        /* Group first, then mode: the node never carries the new mode with
+         * the old group. */
+        if ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(path, uid, gid) < 0)
+                return -errno;
+        if (chmod(path, mode) < 0)
+                return -errno;
+        return 0;
+}
+
+void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret) {
+        *ret = (CuseDevStats){
+                .kind = dev->kind,
+                .up = dev->up,
+                .open_files = dev->n_files,
+                .parked = dev->n_parked,
+                .parked_uids = dev->fq ? (unsigned)fairq_uids(dev->fq) : (dev->n_parked ? 1 : 0),
+                .reads = dev->reads,
+                .bytes_served = dev->bytes_served,
+                .eagain = dev->eagain,
+                .interrupted = dev->interrupted,
+        };
+}
+
+/* ------------------------------------------------------------------ */
+/* requests every device handles alike                                 */
+
+void cusedev_op_init_done(void *userdata) {
+        CuseDev *dev = userdata;
+        struct pollfd pfd = { .fd = dev->fd, .events = POLLIN };
+        int r;
+
+        /* libfuse calls init_done even when the kernel rejected the device
+         * (a duplicate name): the connection is already aborted then, and
+         * the node we would chmod is somebody else's. */
+        if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLERR | POLLHUP))) {
+                cusehub_event(dev->hub, dev, CUSE_EVENT_REJECTED, -EEXIST);
+                return;
+        }
+        dev->up = true;
+        r = cusedev_set_node(dev, dev->uid, dev->gid, dev->mode);
+        if (r < 0)
+                cusehub_event(dev->hub, dev, CUSE_EVENT_NODE_ERROR, r);
+        cusehub_event(dev->hub, dev, CUSE_EVENT_UP, 0);
+}
+
+void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+        CuseFile *f;
+
+        if (dev->hub->shutting_down) {
+                fuse_reply_err(req, dev->hub->shutdown_err);
+                return;
+        }
+        f = calloc(1, sizeof(*f));
+        if (!f) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        f->dev = dev;
+        f->next = &dev->files;
+        f->prev = dev->files.prev;
+        dev->files.prev->next = f;
+        dev->files.prev = f;
+        dev->n_files++;
+        fi->fh = (uint64_t)(uintptr_t)f;
+        fi->direct_io = 1;
+        fi->nonseekable = 1;
+        if (fuse_reply_open(req, fi) < 0) {
+                /* The opener is gone: the kernel will send no RELEASE. */
+                f->prev->next = f->next;
+                f->next->prev = f->prev;
+                dev->n_files--;
+                free(f);
+        }
+}
+
+void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi) {
+        CuseFile *f = (CuseFile *)(uintptr_t)fi->fh;
+
+        if (f) {
+                f->prev->next = f->next;
+                f->next->prev = f->prev;
+                f->dev->n_files--;
+                if (f->ph)
+                        fuse_pollhandle_destroy(f->ph);
+                free(f);
+        }
+        fuse_reply_err(req, 0);
+}
+
+void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
+        CuseFile *f = (CuseFile *)(uintptr_t)fi->fh;
+
+        if (!ph)
+                return;
+        if (!f) {
+                fuse_pollhandle_destroy(ph);
+                return;
+        }
+        /* Each poll() brings a new handle: keep only the newest. */
+        if (f->ph)
+                fuse_pollhandle_destroy(f->ph);
+        f->ph = ph;
+}
+
+void cusedev_notify_pollers(CuseDev *dev) {
+        for (CuseFile *f = dev->files.next; f != &dev->files; f = f->next) {
+                if (!f->ph)
+                        continue;
+                /* A failed notification means the poller is gone; either way
+                 * the handle is spent. */
+                (void)fuse_lowlevel_notify_poll(f->ph);
+                fuse_pollhandle_destroy(f->ph);
+                f->ph = NULL;
+        }
+}
+
+bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req) {
+        const struct fuse_ctx *ctx = fuse_req_ctx(req);
+        return privilege_check(dev->hub->proc_root, ctx->pid, ctx->uid);
+}
+
+/* ------------------------------------------------------------------ */
+/* parked reads                                                        */
+
+Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size) {
+        Parked *p = calloc(1, sizeof(*p));
+        if (!p)
+                return NULL;
+        p->req = req;
+        p->dev = dev;
+        p->size = size;
+        p->uid = fuse_req_ctx(req)->uid;
+        p->prev = p->next = p;
+        return p;
+}
+
+static void parked_interrupted(fuse_req_t req, void *data) {
+        Parked *p = data;
+
+        if (p->registering) {
+                /* Called from inside fuse_req_interrupt_func(): libfuse still
+                 * holds the request; replying now would free it under it.
+                 * parked_arm() answers once registration returns. */
+                p->interrupted_early = true;
+                return;
+        }
+        /* Single-threaded: the request is still unanswered, so it is still
+         * parked. Unlink, then the one reply. */
+        if (p->dev->kind == CUSEDEV_TRNG)
+                trngdev_unpark(p);
+        else
+                crngdev_unpark(p);
+        p->dev->interrupted++;
+        fuse_reply_err(req, EINTR);
+        cusehub_demand_changed(p->dev->hub);
+        free(p);
+}
+
+bool parked_arm(Parked *p) {
+        p->registering = true;
+        fuse_req_interrupt_func(p->req, parked_interrupted, p);
+        p->registering = false;
+        if (!p->interrupted_early)
+                return true;
+        if (p->dev->kind == CUSEDEV_TRNG)
+                trngdev_unpark(p);
+        else
+                crngdev_unpark(p);
+        p->dev->interrupted++;
+        fuse_reply_err(p->req, EINTR);
+        free(p);
+        return false;
+}
+
+void parked_reply_err(Parked *p, int err) {
+        fuse_reply_err(p->req, err);
+        free(p);
+}

@@ -1,0 +1,133 @@
+/* cusedev.h - the CUSE devices: /dev/truerandom and the drop-in /dev/random
+ * and /dev/urandom (DESIGN §3, §6), all behind one hub.
+ *
+ * The hub owns one libfuse session per device and everything a request can
+ * touch: open files, parked reads, poll handles. It never waits: a read that
+ * cannot be answered is parked (its fuse_req_t kept, no thread per reader)
+ * and answered by cusehub_pump() when blocks arrive, by its interrupt, or at
+ * shutdown. Exactly one reply per request: whoever takes a request off a park
+ * list sends it.
+ *
+ * The loop (daemon/) owns the fds: it calls cusedev_process() when a session
+ * fd is readable and cusehub_pump() when the store may have new blocks. The
+ * hub reports upward only through the callbacks below and cusehub_get_stats();
+ * it never logs. Single-threaded: everything runs on the loop thread.
+ * Flow: store -> CRNG (seeds first) -> fair queue -> [CUSE replies]. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "crng/crng.h"
+#include "pool/store.h"
+
+struct fuse_custom_io;
+
+typedef enum CuseDevKind {
+        CUSEDEV_TRNG,    /* /dev/truerandom: full-entropy blocks, blocking, fair */
+        CUSEDEV_RANDOM,  /* drop-in /dev/random: CRNG, blocks until seeded */
+        CUSEDEV_URANDOM, /* drop-in /dev/urandom: CRNG, never blocks */
+        CUSEDEV_NULL,    /* zeros through the same loop: the benchmarks' floor */
+        _CUSEDEV_KIND_MAX,
+} CuseDevKind;
+
+typedef enum CuseEvent {
+        CUSE_EVENT_UP,            /* the kernel accepted the device; node set up */
+        CUSE_EVENT_REJECTED,      /* the kernel refused it (e.g. the name exists) */
+        CUSE_EVENT_NODE_ERROR,    /* chown/chmod of the node failed: error says why */
+        CUSE_EVENT_SEEDED,        /* the CRNG got its first credited seed */
+        CUSE_EVENT_RESEEDED,      /* any credited (re)seed, the first included */
+} CuseEvent;
+
+typedef struct CuseHub CuseHub;
+typedef struct CuseDev CuseDev;
+
+typedef struct CuseHubCallbacks {
+        /* A device changed state (see CuseEvent); error is -errno or 0. */
+        void (*event)(void *userdata, CuseDev *dev, CuseEvent event, int error);
+        /* Readers started or stopped waiting: the loop re-evaluates demand. */
+        void (*demand)(void *userdata);
+        void *userdata;
+} CuseHubCallbacks;
+
+typedef struct CuseHubParams {
+        unsigned max_parked;      /* waiting reads per device; beyond: EAGAIN */
+        const char *proc_root;    /* for privilege checks; NULL = /proc */
+        bool kernel_mix;          /* mix getrandom() output into CRNG seeds */
+} CuseHubParams;
+
+typedef struct CuseDevParams {
+        const char *name;         /* CUSE DEVNAME */
+        const char *dev_dir;      /* where the node appears ("/dev"); NULL: leave it alone */
+        uid_t uid;                /* applied in init_done; (uid_t)-1 keeps */
+        gid_t gid;                /* (gid_t)-1 keeps */
+        mode_t mode;
+} CuseDevParams;
+
+typedef struct CuseDevStats {
+        CuseDevKind kind;
+        bool up;
+        unsigned open_files;
+        unsigned parked;
+        unsigned parked_uids;
+        uint64_t reads;
+        uint64_t bytes_served;
+        uint64_t eagain;
+        uint64_t interrupted;
+} CuseDevStats;
+
+/* store and crng are borrowed; they outlive the hub. */
+int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, const CuseHubCallbacks *cb,
+                CuseHub **ret);
+/* Frees every device (closing their sessions; parked reads must have been
+ * failed with cusehub_shutdown() first). Takes NULL, returns NULL. */
+CuseHub *cusehub_free(CuseHub *hub);
+
+/* Creates a device's session on fd. With io == NULL fd is an open /dev/cuse
+ * (non-blocking) and the session adopts it; with io, a custom transport (the
+ * protocol tests' socketpair). The session owns fd from here on, even on error. */
+int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int fd,
+                const struct fuse_custom_io *io, CuseDev **ret);
+
+int cusedev_fd(const CuseDev *dev);
+CuseDevKind cusedev_kind(const CuseDev *dev);
+const char *cusedev_name(const CuseDev *dev);
+
+/* Reads and handles one request. 0: handled; -EAGAIN: nothing there;
+ * -ENODEV: the session is over (unmounted, kernel gone); other -errno: fatal. */
+int cusedev_process(CuseDev *dev);
+
+/* Re-applies owner and mode to the node (after a reload). */
+int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode);
+
+/* Serves what the store holds: a due CRNG seed first, then waiting
+ * /dev/truerandom readers, block by block, round robin across uids. */
+void cusehub_pump(CuseHub *hub);
+
+/* The next block goes to the CRNG first (periodic reseed, resume, VM fork). */
+void cusehub_request_reseed(CuseHub *hub);
+bool cusehub_reseed_pending(const CuseHub *hub);
+
+/* Whether /dev/truerandom may hand out blocks (enough healthy sources).
+ * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed. */
+void cusehub_set_trng_open(CuseHub *hub, bool open);
+
+/* Readers are waiting for blocks (TRNG, or drop-in random before seeding),
+ * or a seed is due: the sources should run. */
+bool cusehub_wants_blocks(const CuseHub *hub);
+
+/* Answers every parked read with -err and wakes pollers; later reads get err
+ * too. For SIGTERM (EIO) and session loss. */
+void cusehub_shutdown(CuseHub *hub, int err);
+
+void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret);
+
+/* Applies a reloaded bound (existing parked reads stay). */
+void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked);
+
+/* Iteration for status: NULL-terminated order of creation. */
+CuseDev *cusehub_device(CuseHub *hub, size_t i);
+
+const char *cusedev_kind_to_string(CuseDevKind kind);

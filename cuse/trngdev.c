@@ -1,0 +1,240 @@
+/* trngdev.c - /dev/truerandom: full-entropy blocks, each to one reader once.
+ *
+ * A read returns 1..n bytes as soon as at least one block is there (short
+ * reads, as the old /dev/random). Bytes come from 32-byte store blocks; the
+ * unserved tail of a block is erased, never handed to anybody else. When
+ * nothing is there the read parks in the fair queue; cusehub_pump() later
+ * deals the store's blocks one at a time, round robin across uids, and
+ * answers every read that got any. An interrupted read loses nothing: it got
+ * no bytes yet. Closed (not enough healthy sources): it stalls, fails closed.
+ * Flow: store -> [fair queue -> reply] -> reader. */
+#include "cusedev-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool/secret.h"
+#include "rndioctl.h"
+
+#define BLOCK STORE_BLOCK_SIZE
+#define SCRATCH_BLOCKS (CUSE_MAX_REPLY / BLOCK)
+
+int trngdev_init(CuseDev *dev) {
+        return fairq_new(&dev->fq);
+}
+
+void trngdev_done(CuseDev *dev) {
+        dev->fq = fairq_free(dev->fq);
+}
+
+void trngdev_unpark(Parked *p) {
+        fairq_remove(p->dev->fq, &p->fair);
+        p->dev->n_parked--;
+}
+
+void trngdev_fail_parked(CuseDev *dev, int err) {
+        FairEntry *e;
+
+        while ((e = fairq_pop(dev->fq))) {
+                Parked *p = FAIRQ_ENTRY_OF(e, Parked, fair);
+                dev->n_parked--;
+                parked_reply_err(p, err);
+        }
+}
+
+/* Takes up to n_blocks blocks into out and returns how many bytes of them
+ * go to a reader of size bytes. Blocks can vanish between store_fill() and
+ * store_take() (a failing source purges its own), so fewer may come. */
+static size_t take_blocks(CuseDev *dev, uint8_t *out, size_t n_blocks, size_t size) {
+        size_t got = 0;
+
+        for (size_t b = 0; b < n_blocks && got < size; b++) {
+                size_t serve = MIN((size_t)BLOCK, size - got);
+                if (store_take(dev->hub->store, out + b * BLOCK, serve) < 0)
+                        break;
+                got += serve;
+        }
+        return got;
+}
+
+static void reply_bytes(CuseDev *dev, fuse_req_t req, const uint8_t *buf, size_t n) {
+        /* A failed reply means the reader died meanwhile: its bytes are
+         * erased with the scratch all the same, never reused. */
+        (void)fuse_reply_buf(req, (const char *)buf, n);
+        dev->bytes_served += n;
+}
+
+void trngdev_pump(CuseDev *dev) {
+        CuseHub *hub = dev->hub;
+        bool served = false;
+
+        while (fairq_size(dev->fq) > 0) {
+                size_t avail = MIN(store_fill(hub->store), (size_t)SCRATCH_BLOCKS);
+                Parked *touched = NULL, **tail = &touched;
+                size_t off = 0;
+
+                if (avail == 0)
+                        break;
+                /* Deal the blocks: one per turn, round robin across uids. A
+                 * read that has all it asked for leaves the queue. */
+                for (size_t i = 0; i < avail; i++) {
+                        FairEntry *e = fairq_next(dev->fq);
+                        Parked *p;
+                        if (!e)
+                                break;
+                        p = FAIRQ_ENTRY_OF(e, Parked, fair);
+                        /* Replies go out in the order readers got their
+                         * first block. */
+                        if (p->plan_blocks++ == 0) {
+                                p->touched = NULL;
+                                *tail = p;
+                                tail = &p->touched;
+                        }
+                        if (p->plan_blocks * BLOCK >= p->size)
+                                fairq_remove(dev->fq, e);
+                }
+                /* Every read that got a block is answered now, in full or
+                 * short; the rest stay queued for the next blocks. */
+                while (touched) {
+                        Parked *p = touched;
+                        size_t n;
+
+                        touched = p->touched;
+                        fairq_remove(dev->fq, &p->fair);
+                        n = take_blocks(dev, hub->scratch + off, p->plan_blocks, p->size);
+                        p->plan_blocks = 0;
+                        if (n == 0) {
+                                /* The store lost its blocks to a purge: wait again. */
+                                if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
+                                        dev->n_parked--;
+                                        parked_reply_err(p, ENOMEM);
+                                }
+                                continue;
+                        }
+                        reply_bytes(dev, p->req, hub->scratch + off, n);
+                        off += (n + BLOCK - 1) / BLOCK * BLOCK;
+                        dev->n_parked--;
+                        free(p);
+                        served = true;
+                }
+                sodium_memzero(hub->scratch, off);
+                if (off == 0)
+                        break;
+        }
+        if (served)
+                cusehub_demand_changed(hub);
+}
+
+static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+        CuseHub *hub = dev->hub;
+        Parked *p;
+
+        dev->reads++;
+        if (hub->shutting_down) {
+                fuse_reply_err(req, hub->shutdown_err);
+                return;
+        }
+        if (size == 0) {
+                fuse_reply_buf(req, NULL, 0);
+                return;
+        }
+        size = MIN(size, (size_t)CUSE_MAX_REPLY);
+        /* A due CRNG seed takes its block before any reader does. */
+        crngdev_seed_if_due(hub);
+        if (hub->trng_open && fairq_size(dev->fq) == 0 && store_fill(hub->store) > 0) {
+                size_t want = (size + BLOCK - 1) / BLOCK;
+                size_t n = take_blocks(dev, hub->scratch, MIN(want, store_fill(hub->store)), size);
+                if (n > 0) {
+                        reply_bytes(dev, req, hub->scratch, n);
+                        sodium_memzero(hub->scratch, (n + BLOCK - 1) / BLOCK * BLOCK);
+                        cusehub_demand_changed(hub);
+                        return;
+                }
+        }
+        if (fi->flags & O_NONBLOCK) {
+                dev->eagain++;
+                fuse_reply_err(req, EAGAIN);
+                return;
+        }
+        if (dev->n_parked >= hub->params.max_parked) {
+                /* Bounded memory: beyond the bound a reader is told to come
+                 * back rather than growing the queue. */
+                dev->eagain++;
+                fuse_reply_err(req, EAGAIN);
+                return;
+        }
+        p = parked_new(dev, req, size);
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
+                parked_reply_err(p, ENOMEM);
+                return;
+        }
+        dev->n_parked++;
+        if (!parked_arm(p))
+                return;
+        cusehub_demand_changed(hub);
+        /* Blocks may be waiting behind readers that were queued before. */
+        if (hub->trng_open && store_fill(hub->store) > 0)
+                trngdev_pump(dev);
+}
+
+static void trng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+        /* Unverified input must never become "true random" output. */
+        fuse_reply_err(req, EPERM);
+}
+
+static void trng_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
+        CuseDev *dev = fuse_req_userdata(req);
+        CuseHub *hub = dev->hub;
+        bool ready = hub->trng_open && store_fill(hub->store) > 0 && fairq_size(dev->fq) == 0;
+
+        cusedev_keep_pollhandle(dev, fi, ph);
+        if (hub->shutting_down)
+                ready = true; /* the read will report the error at once */
+        fuse_reply_poll(req, ready ? (POLLIN | POLLRDNORM) : 0);
+}
+
+static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+                       const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
+        CuseDev *dev = fuse_req_userdata(req);
+        RndRequest rq;
+        StoreStats st;
+        int r, bits;
+
+        /* A new device, not a drop-in: only the entropy count applies. */
+        if (rndioctl_op((unsigned)cmd) != RND_OP_GETENTCNT) {
+                fuse_reply_err(req, ENOTTY);
+                return;
+        }
+        r = rndioctl_decode((unsigned)cmd, arg, in_buf, in_bufsz, out_bufsz, &rq);
+        if (r < 0) {
+                fuse_reply_err(req, -r);
+                return;
+        }
+        if (rq.retry) {
+                fuse_reply_ioctl_retry(req, rq.in_iov, rq.in_count, rq.out_iov, rq.out_count);
+                return;
+        }
+        /* Bits of full-entropy output ready for readers now. */
+        store_get_stats(dev->hub->store, &st);
+        bits = dev->hub->trng_open ? (int)MIN(st.fill * BLOCK * 8, (size_t)INT_MAX) : 0;
+        fuse_reply_ioctl(req, 0, &bits, sizeof(bits));
+}
+
+const struct cuse_lowlevel_ops trngdev_ops = {
+        .init_done = cusedev_op_init_done,
+        .open = cusedev_op_open,
+        .release = cusedev_op_release,
+        .read = trng_read,
+        .write = trng_write,
+        .poll = trng_poll,
+        .ioctl = trng_ioctl,
+};

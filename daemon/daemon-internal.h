@@ -1,0 +1,64 @@
+/* daemon-internal.h - the Daemon's parts, shared by daemon.c (wiring and
+ * loop) and status.c (the status report). Nothing else includes it. */
+#pragma once
+
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "crng/crng.h"
+#include "daemon.h"
+#include "pool/collector.h"
+#include "pool/store.h"
+
+#define CRNG_BUFFER 8192U
+
+typedef struct SourceSlot {
+        Collector *collector;        /* NULL: not configured, or kernel */
+        CollectorStats last;         /* what was last logged */
+        bool passed_startup;         /* reached HEALTHY at least once */
+        uint64_t rate_usec;          /* start of the credit-rate window */
+        uint64_t rate_mbits;         /* credited_mbits then */
+        double rate_bits_per_s;      /* over the last closed window */
+} SourceSlot;
+
+typedef struct DeviceSlot {
+        Daemon *daemon;
+        CuseDev *dev;
+        sd_event_source *io;
+        bool up;
+} DeviceSlot;
+
+struct Daemon {
+        Config config;
+        char *config_path;
+        DaemonHooks hooks;
+        gid_t gid;
+
+        sd_event *event;
+        sd_event_source *sig_term, *sig_int, *sig_hup;
+        sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer;
+        int wake_fd;
+
+        Store *store;
+        Crng *crng;
+        CuseHub *hub;
+        SourceSlot sources[_CONFIG_SOURCE_MAX];
+        DeviceSlot devices[_CUSEDEV_KIND_MAX];
+        size_t n_devices;
+
+        uint64_t watchdog_usec;      /* ping interval, 0: no watchdog */
+        uint64_t started_usec;       /* CLOCK_MONOTONIC */
+        uint64_t reseeds;
+        uint64_t last_reseed_usec;   /* 0: never */
+        bool sources_started;
+        bool ready;
+        bool stopping;
+        bool privileges_dropped;
+        int exit_code;
+        char status[256];
+};
+
+/* status.c */
+int daemon_status_json(Daemon *d, char **ret_json);
+uint64_t daemon_now_usec(void);

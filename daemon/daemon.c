@@ -1,0 +1,669 @@
+/* daemon.c - the loop that wires sources, store, CRNG and CUSE devices.
+ * See daemon.h for what it decides; the modules it wires decide the rest.
+ *
+ * Threads: the collectors (one per credited source) and this loop. They
+ * share only the Store (its own mutex) and an eventfd the collectors write
+ * after each block or state change. Keys and replies stay on this thread. */
+#include "daemon-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "crng/crng.h"
+#include "log.h"
+#include "pool/collector.h"
+#include "pool/secret.h"
+#include "pool/store.h"
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+
+static int resolve_group(const char *group, gid_t *ret) {
+        char *end;
+        unsigned long v;
+        struct group *gr;
+
+        errno = 0;
+        v = strtoul(group, &end, 10);
+        if (*group && !*end && errno == 0 && v < (gid_t)-1) {
+                *ret = (gid_t)v;
+                return 0;
+        }
+        gr = getgrnam(group);
+        if (!gr)
+                return -ENOENT;
+        *ret = gr->gr_gid;
+        return 0;
+}
+
+static void wake_from_collector(void *userdata) {
+        Daemon *d = userdata;
+        uint64_t one = 1;
+
+        /* An eventfd write never blocks short of 2^64 pending wakes. */
+        (void)!write(d->wake_fd, &one, sizeof(one));
+}
+
+static SourceParams source_params(const SourceConfig *sc) {
+        return (SourceParams){
+                .path = sc->path,
+                .loop = sc->loop,
+                .rate = sc->rate,
+                .jitter_buffer = sc->jitter_buffer,
+                .jitter_accesses = sc->jitter_accesses,
+        };
+}
+
+static const SourceOps *source_ops(ConfigSource s) {
+        return source_lookup(config_source_name(s));
+}
+
+/* Capabilities: after the devices are up nothing privileged is left to do.
+ * The nodes are root-owned, so chmod on reload needs none; chown to a group
+ * needs membership (the unit sets SupplementaryGroups) or CAP_CHOWN. */
+static int drop_capabilities(void) {
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[2] = { 0 };
+
+        for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
+                        return -errno;
+        if (syscall(SYS_capset, &hdr, data) < 0)
+                return -errno;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* status, readiness                                                   */
+
+static void update_status(Daemon *d) {
+        StoreStats st;
+        unsigned healthy = 0, credited = 0, parked = 0;
+        char line[sizeof(d->status)];
+
+        for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                if (!d->sources[i].collector)
+                        continue;
+                credited++;
+                if (d->sources[i].last.state == SOURCE_HEALTHY)
+                        healthy++;
+        }
+        for (size_t i = 0; i < d->n_devices; i++) {
+                CuseDevStats ds;
+                cusedev_get_stats(d->devices[i].dev, &ds);
+                parked += ds.parked;
+        }
+        store_get_stats(d->store, &st);
+        snprintf(line, sizeof(line), "%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
+                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", healthy, credited, st.fill,
+                 st.capacity, parked, crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
+        if (strcmp(line, d->status) == 0)
+                return;
+        memcpy(d->status, line, sizeof(line));
+        sd_notifyf(false, "STATUS=%s", d->status);
+}
+
+static void check_ready(Daemon *d) {
+        int r;
+
+        if (d->ready || d->stopping || !crng_is_seeded(d->crng))
+                return;
+        for (size_t i = 0; i < d->n_devices; i++)
+                if (!d->devices[i].up)
+                        return;
+        d->ready = true;
+        if (d->hooks.drop_privileges && !d->privileges_dropped) {
+                r = drop_capabilities();
+                if (r < 0)
+                        log_warning_errno(r, "could not drop capabilities");
+                else
+                        log_info("all capabilities dropped");
+                d->privileges_dropped = true;
+        }
+        log_info("ready: %zu devices up, CRNG seeded", d->n_devices);
+        update_status(d);
+        sd_notify(false, "READY=1");
+        if (d->hooks.ready_fd >= 0) {
+                (void)!write(d->hooks.ready_fd, "READY\n", 6);
+                close(d->hooks.ready_fd);
+                d->hooks.ready_fd = -1;
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* sources                                                             */
+
+static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
+        const char *name = config_source_name(id);
+        const CollectorStats *was = &slot->last;
+        LogFields f = { .source = name };
+
+        if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
+                f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
+                log_fields(LOG_WARNING, &f,
+                           "source %s: intermittent %s health test failure (%" PRIu64 " RCT, %" PRIu64
+                           " APT so far); its pending data was discarded and its startup test runs again",
+                           name, f.health_test, now->fail_rct, now->fail_apt);
+        }
+        if (now->state == SOURCE_FAILED_PERMANENT && was->state != SOURCE_FAILED_PERMANENT) {
+                f.health_test = now->permanent_rct ? "RCT" : "APT";
+                log_fields(LOG_ERR, &f, "source %s failed permanently (%s health test); source disabled",
+                           name, f.health_test);
+        }
+        f.health_test = NULL;
+        if (now->state == SOURCE_UNAVAILABLE && was->state != SOURCE_UNAVAILABLE)
+                log_fields(LOG_WARNING, &f, "source %s unavailable: %s", name,
+                           now->last_error ? strerror(-now->last_error) : "no credit");
+        if (now->state == SOURCE_HEALTHY && was->state != SOURCE_HEALTHY) {
+                if (!slot->passed_startup)
+                        log_fields(LOG_INFO, &f, "source %s passed its startup health test (credit %u.%03u bits/sample)",
+                                   name, now->credit_mbits / 1000, now->credit_mbits % 1000);
+                else
+                        log_fields(LOG_NOTICE, &f, "source %s healthy again", name);
+                slot->passed_startup = true;
+        }
+        slot->last = *now;
+}
+
+/* /dev/truerandom serves only once every credited source that can run has
+ * passed its startup test, and while at least min_healthy are healthy. */
+static void refresh_sources(Daemon *d) {
+        unsigned healthy = 0;
+        bool waiting_startup = false;
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                SourceSlot *slot = &d->sources[i];
+                CollectorStats now;
+
+                if (!slot->collector)
+                        continue;
+                collector_get_stats(slot->collector, &now);
+                log_source_changes(d, i, slot, &now);
+                if (now.state == SOURCE_HEALTHY)
+                        healthy++;
+                if (!slot->passed_startup && (now.state == SOURCE_STARTUP || now.state == SOURCE_FAILED_INTERMITTENT))
+                        waiting_startup = true;
+        }
+        cusehub_set_trng_open(d->hub, d->sources_started && !waiting_startup &&
+                                              healthy >= d->config.min_healthy);
+}
+
+static void update_demand(void *userdata) {
+        Daemon *d = userdata;
+        store_set_demand(d->store, cusehub_wants_blocks(d->hub));
+}
+
+static void after_change(Daemon *d) {
+        refresh_sources(d);
+        cusehub_pump(d->hub);
+        update_demand(d);
+        check_ready(d);
+        update_status(d);
+}
+
+static int create_collectors(Daemon *d) {
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *sc = &d->config.source[i];
+                SourceParams p = source_params(sc);
+                const SourceOps *ops = source_ops(i);
+                int r;
+
+                if (!sc->enable || i == CONFIG_SOURCE_KERNEL || sc->credit_mbits == 0 || !ops)
+                        continue;
+                r = collector_new(ops, &p, sc->credit_mbits, i, d->store, wake_from_collector, d,
+                                  &d->sources[i].collector);
+                if (r < 0)
+                        return log_error_errno(r, "source %s", config_source_name(i));
+                collector_get_stats(d->sources[i].collector, &d->sources[i].last);
+                d->sources[i].passed_startup = false;
+                if (d->sources[i].last.state == SOURCE_UNAVAILABLE)
+                        log_fields(LOG_NOTICE, &(LogFields){ .source = config_source_name(i) },
+                                   "source %s unavailable here: %s", config_source_name(i),
+                                   d->sources[i].last.last_error ? strerror(-d->sources[i].last.last_error)
+                                                                 : "no credit");
+        }
+        return 0;
+}
+
+static int start_collectors(Daemon *d) {
+        d->sources_started = true;
+        for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                int r;
+                if (!d->sources[i].collector)
+                        continue;
+                r = collector_start(d->sources[i].collector);
+                if (r < 0)
+                        return log_error_errno(r, "starting source %s", config_source_name(i));
+        }
+        after_change(d);
+        return 0;
+}
+
+static int on_start_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        int r = start_collectors(d);
+        if (r < 0)
+                sd_event_exit(d->event, r);
+        return 0;
+}
+
+static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Daemon *d = userdata;
+        uint64_t n;
+
+        (void)!read(fd, &n, sizeof(n));
+        after_change(d);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* devices                                                             */
+
+static void on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
+        Daemon *d = userdata;
+        LogFields f = { .device = dev ? cusedev_name(dev) : NULL };
+
+        switch (event) {
+        case CUSE_EVENT_UP:
+                for (size_t i = 0; i < d->n_devices; i++)
+                        if (d->devices[i].dev == dev)
+                                d->devices[i].up = true;
+                log_fields(LOG_INFO, &f, "/dev/%s is up", cusedev_name(dev));
+                break;
+        case CUSE_EVENT_REJECTED:
+                log_fields(LOG_ERR, &f, "the kernel refused /dev/%s (is another instance running?)",
+                           cusedev_name(dev));
+                d->exit_code = -EEXIST;
+                sd_event_exit(d->event, -EEXIST);
+                return;
+        case CUSE_EVENT_NODE_ERROR:
+                log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
+                           strerror(-error));
+                return;
+        case CUSE_EVENT_SEEDED:
+                log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
+                break;
+        case CUSE_EVENT_RESEEDED:
+                d->reseeds++;
+                d->last_reseed_usec = daemon_now_usec();
+                return;
+        }
+        check_ready(d);
+        update_status(d);
+}
+
+static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        DeviceSlot *slot = userdata;
+        Daemon *d = slot->daemon;
+        int r;
+
+        /* One request per wake-up: epoll is level-triggered, so the loop
+         * comes back, and the devices, timers and sources take turns. */
+        r = cusedev_process(slot->dev);
+        if (r == 0 || r == -EAGAIN)
+                return 0;
+        sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (d->stopping)
+                return 0;
+        if (r == -ENODEV)
+                log_fields(LOG_ERR, &(LogFields){ .device = cusedev_name(slot->dev) },
+                           "/dev/%s: the kernel ended the session", cusedev_name(slot->dev));
+        else
+                log_error_errno(r, "/dev/%s", cusedev_name(slot->dev));
+        d->exit_code = r;
+        sd_event_exit(d->event, r);
+        return 0;
+}
+
+static int open_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+        /* Non-blocking: a request the kernel drops between epoll and read
+         * (its reader was killed) must not wedge the loop. */
+        int fd = open("/dev/cuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        *ret_io = NULL;
+        return 0;
+}
+
+static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid) {
+        CuseDevParams p = {
+                .name = name,
+                .dev_dir = d->hooks.dev_dir ? d->hooks.dev_dir : "/dev",
+                .uid = 0,
+                .gid = gid,
+                .mode = mode,
+        };
+        const struct fuse_custom_io *io = NULL;
+        DeviceSlot *slot = &d->devices[d->n_devices];
+        int fd = -1, r;
+
+        r = d->hooks.open_device ? d->hooks.open_device(d->hooks.userdata, kind, &fd, &io)
+                                 : open_cuse(NULL, kind, &fd, &io);
+        if (r < 0) {
+                if (r == -ENOENT || r == -ENODEV)
+                        log_error("cannot open /dev/cuse: %s. The kernel needs its cuse module: modprobe cuse",
+                                  strerror(-r));
+                else
+                        log_error_errno(r, "cannot open /dev/cuse");
+                return r;
+        }
+        /* Not root (a test): keep the owner, set group and mode only. */
+        if (geteuid() != 0)
+                p.uid = (uid_t)-1;
+        r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
+        if (r < 0)
+                return log_error_errno(r, "creating /dev/%s", name);
+        slot->daemon = d;
+        r = sd_event_add_io(d->event, &slot->io, cusedev_fd(slot->dev), EPOLLIN, on_cuse_io, slot);
+        if (r < 0)
+                return log_error_errno(r, "watching /dev/%s", name);
+        (void)sd_event_source_set_description(slot->io, name);
+        d->n_devices++;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* timers and signals                                                  */
+
+static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        bool healthy = false;
+
+        for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                if (d->sources[i].collector && d->sources[i].last.state == SOURCE_HEALTHY)
+                        healthy = true;
+        /* Reseed while sources are healthy: a reseed from nothing new would
+         * only pretend. The first seed needs no timer. */
+        if (healthy && crng_is_seeded(d->crng))
+                cusehub_request_reseed(d->hub);
+        update_demand(d);
+        update_status(d);
+        return sd_event_source_set_time_relative(s, (uint64_t)d->config.reseed_interval * 1000000ULL);
+}
+
+static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        /* Sent from the loop itself: a stuck loop stops the pings. */
+        sd_notify(false, "WATCHDOG=1");
+        return sd_event_source_set_time_relative(s, d->watchdog_usec);
+}
+
+static int apply_config(Daemon *d, Config *c) {
+        gid_t gid;
+        int r;
+
+        r = resolve_group(c->group, &gid);
+        if (r < 0) {
+                log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
+                          c->group);
+                return r;
+        }
+        if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
+            strcmp(c->urandom_name, d->config.urandom_name) || c->dropin != d->config.dropin ||
+            c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
+            strcmp(c->socket_path, d->config.socket_path))
+                log_notice("device names, dropin, store size and the control socket change only on restart");
+        cusehub_set_max_parked(d->hub, c->max_parked);
+        for (size_t i = 0; i < d->n_devices; i++) {
+                CuseDev *dev = d->devices[i].dev;
+                bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
+                r = cusedev_set_node(dev, 0, trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
+                if (r < 0)
+                        log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
+        }
+        d->gid = gid;
+        /* Sources whose settings changed restart from their startup test. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
+                SourceSlot *slot = &d->sources[i];
+                SourceParams p = source_params(b);
+
+                if (a->enable == b->enable && a->credit_mbits == b->credit_mbits && a->loop == b->loop &&
+                    a->rate == b->rate && a->jitter_buffer == b->jitter_buffer &&
+                    a->jitter_accesses == b->jitter_accesses && !!a->path == !!b->path &&
+                    (!a->path || strcmp(a->path, b->path) == 0))
+                        continue;
+                slot->collector = collector_free(slot->collector);
+                *slot = (SourceSlot){ 0 };
+                if (!b->enable || i == CONFIG_SOURCE_KERNEL || b->credit_mbits == 0 || !source_ops(i))
+                        continue;
+                r = collector_new(source_ops(i), &p, b->credit_mbits, i, d->store, wake_from_collector, d,
+                                  &slot->collector);
+                if (r < 0) {
+                        log_error_errno(r, "source %s", config_source_name(i));
+                        continue;
+                }
+                collector_get_stats(slot->collector, &slot->last);
+                if (d->sources_started && (r = collector_start(slot->collector)) < 0)
+                        log_error_errno(r, "starting source %s", config_source_name(i));
+                log_info("source %s restarted with its new settings", config_source_name(i));
+        }
+        (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
+        config_done(&d->config);
+        d->config = *c;
+        *c = (Config){ 0 };
+        return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
+        _cleanup_free_ char *error = NULL;
+        Config c = { 0 };
+        int r;
+
+        sd_notify(false, "RELOADING=1");
+        r = d->config_path ? config_load(d->config_path, false, &c, &error) : config_init_defaults(&c);
+        if (r < 0) {
+                log_error("%s; keeping the running configuration", error ? error : strerror(-r));
+        } else if (apply_config(d, &c) < 0) {
+                log_error("reload refused; keeping the running configuration");
+        } else {
+                log_info("configuration reloaded from %s", d->config_path ? d->config_path : "defaults");
+        }
+        config_done(&c);
+        after_change(d);
+        sd_notify(false, "READY=1");
+        return 0;
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
+
+        if (d->stopping)
+                return 0;
+        d->stopping = true;
+        sd_notify(false, "STOPPING=1");
+        log_info("signal %d: stopping; answering waiting readers with EIO", si->ssi_signo);
+        cusehub_shutdown(d->hub, EIO);
+        sd_event_exit(d->event, 0);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* life cycle                                                          */
+
+int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
+        uint8_t initial[CRNG_KEY_SIZE];
+        uint64_t watchdog_usec = 0;
+        sigset_t ss;
+        Daemon *d;
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->wake_fd = -1;
+        d->started_usec = daemon_now_usec();
+        d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
+        d->config = *config;
+        *config = (Config){ 0 };
+        if (config_path && !(d->config_path = strdup(config_path))) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = resolve_group(d->config.group, &d->gid);
+        if (r < 0) {
+                log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
+                          d->config.group);
+                goto fail;
+        }
+
+        r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
+        if (r < 0) {
+                log_error_errno(r, "allocating the block store (locked memory: check LimitMEMLOCK)");
+                goto fail;
+        }
+        /* The unseeded CRNG starts from the kernel's: best effort output for
+         * the drop-in urandom until the pool seeds it. */
+        if (getrandom(initial, sizeof(initial), GRND_INSECURE) != sizeof(initial) &&
+            getrandom(initial, sizeof(initial), 0) != sizeof(initial)) {
+                r = log_error_errno(-errno, "getrandom");
+                goto fail;
+        }
+        r = crng_new(initial, CRNG_BUFFER, &d->crng);
+        sodium_memzero(initial, sizeof(initial));
+        if (r < 0) {
+                log_error_errno(r, "allocating the CRNG (locked memory: check LimitMEMLOCK)");
+                goto fail;
+        }
+        r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked,
+                                          .proc_root = d->hooks.proc_root,
+                                          .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable },
+                        d->store, d->crng,
+                        &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
+                        &d->hub);
+        if (r < 0) {
+                log_error_errno(r, "creating the devices");
+                goto fail;
+        }
+
+        r = sd_event_new(&d->event);
+        if (r < 0)
+                goto fail;
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &ss, NULL);
+        if ((r = sd_event_add_signal(d->event, &d->sig_term, SIGTERM, on_sigterm, d)) < 0 ||
+            (r = sd_event_add_signal(d->event, &d->sig_int, SIGINT, on_sigterm, d)) < 0 ||
+            (r = sd_event_add_signal(d->event, &d->sig_hup, SIGHUP, on_sighup, d)) < 0) {
+                log_error_errno(r, "signals");
+                goto fail;
+        }
+        d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (d->wake_fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        r = sd_event_add_io(d->event, &d->wake_source, d->wake_fd, EPOLLIN, on_wake, d);
+        if (r < 0)
+                goto fail;
+        r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
+                                       (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
+        if (r < 0)
+                goto fail;
+        (void)sd_event_source_set_enabled(d->reseed_timer, SD_EVENT_ON);
+        if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
+                d->watchdog_usec = watchdog_usec / 2;
+                r = sd_event_add_time_relative(d->event, &d->watchdog_timer, CLOCK_MONOTONIC, d->watchdog_usec,
+                                               0, on_watchdog, d);
+                if (r < 0)
+                        goto fail;
+                (void)sd_event_source_set_enabled(d->watchdog_timer, SD_EVENT_ON);
+        }
+
+        r = create_collectors(d);
+        if (r < 0)
+                goto fail;
+
+        r = add_device(d, CUSEDEV_TRNG, d->config.trng_name, d->config.trng_mode, d->gid);
+        if (r >= 0 && d->config.dropin)
+                r = add_device(d, CUSEDEV_RANDOM, d->config.random_name, d->config.random_mode, 0);
+        if (r >= 0 && d->config.dropin)
+                r = add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
+        if (r >= 0 && d->config.null_name)
+                r = add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
+        if (r < 0)
+                goto fail;
+
+        if (d->config.start_delay_ms > 0) {
+                r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC,
+                                               (uint64_t)d->config.start_delay_ms * 1000ULL, 0, on_start_timer, d);
+                if (r < 0)
+                        goto fail;
+                log_info("sources start in %u ms (start_delay_ms)", d->config.start_delay_ms);
+        } else {
+                r = start_collectors(d);
+                if (r < 0)
+                        goto fail;
+        }
+        *ret = d;
+        return 0;
+
+fail:
+        daemon_free(d);
+        return r;
+}
+
+int daemon_run(Daemon *d) {
+        int r;
+
+        update_status(d);
+        r = sd_event_loop(d->event);
+        if (d->exit_code < 0)
+                return d->exit_code;
+        return r < 0 ? r : 0;
+}
+
+Daemon *daemon_free(Daemon *d) {
+        if (!d)
+                return NULL;
+        /* Parked readers first get their one reply, then the sources stop,
+         * then the sessions close and the nodes disappear. */
+        if (d->hub)
+                cusehub_shutdown(d->hub, EIO);
+        if (d->store)
+                store_shutdown(d->store);
+        for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                d->sources[i].collector = collector_free(d->sources[i].collector);
+        for (size_t i = 0; i < d->n_devices; i++)
+                d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
+        d->hub = cusehub_free(d->hub);
+        d->crng = crng_free(d->crng);
+        d->store = store_free(d->store);
+        d->wake_source = sd_event_source_disable_unref(d->wake_source);
+        d->reseed_timer = sd_event_source_disable_unref(d->reseed_timer);
+        d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
+        d->start_timer = sd_event_source_disable_unref(d->start_timer);
+        d->sig_term = sd_event_source_disable_unref(d->sig_term);
+        d->sig_int = sd_event_source_disable_unref(d->sig_int);
+        d->sig_hup = sd_event_source_disable_unref(d->sig_hup);
+        d->event = sd_event_unref(d->event);
+        if (d->wake_fd >= 0)
+                close(d->wake_fd);
+        if (d->hooks.ready_fd >= 0)
+                close(d->hooks.ready_fd);
+        config_done(&d->config);
+        free(d->config_path);
+        free(d);
+        return NULL;
+}

@@ -1,0 +1,154 @@
+/* main.c - truerandomd's command line: read the configuration, make the
+ * process undumpable (it holds keys), optionally go to the background once
+ * the devices serve, and run the loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "config-build.h"
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+
+static void usage(FILE *f) {
+        fprintf(f,
+                "Usage: truerandomd [OPTIONS]\n"
+                "Serve /dev/truerandom (full-entropy, blocking) and drop-in /dev/random and\n"
+                "/dev/urandom devices through CUSE.\n\n"
+                "  -c, --config FILE   configuration (default %s)\n"
+                "  -f, --foreground    stay in the foreground (systemd runs it so)\n"
+                "      --check-config  check the configuration and exit\n"
+                "  -h, --help          this help\n"
+                "      --version       print the version\n",
+                CONFIG_DEFAULT_PATH);
+}
+
+/* Forks; the parent waits until the child is ready (exit 0) or gives up
+ * (exit 1), so an init script sees failures. Returns the pipe's write end in
+ * the child. */
+static int go_background(void) {
+        int fds[2];
+        pid_t pid;
+        char buf[8];
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid > 0) {
+                ssize_t n;
+                close(fds[1]);
+                n = read(fds[0], buf, sizeof(buf));
+                _exit(n > 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+        }
+        close(fds[0]);
+        if (setsid() < 0)
+                return -errno;
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+                dup2(null, STDIN_FILENO);
+                dup2(null, STDOUT_FILENO);
+                close(null);
+        }
+        return fds[1];
+}
+
+int main(int argc, char *argv[]) {
+        enum { ARG_CHECK = 0x100, ARG_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "foreground", no_argument, NULL, 'f' },
+                { "check-config", no_argument, NULL, ARG_CHECK },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { 0 },
+        };
+        const char *config_path = NULL;
+        bool foreground = false, check = false;
+        char *error = NULL;
+        Daemon *d = NULL;
+        Config config = { 0 };
+        DaemonHooks hooks = { .ready_fd = -1, .drop_privileges = true };
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "c:fh", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case 'f':
+                        foreground = true;
+                        break;
+                case ARG_CHECK:
+                        check = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return EXIT_SUCCESS;
+                case ARG_VERSION:
+                        printf("truerandomd %s\n", TRUERANDOM_VERSION);
+                        return EXIT_SUCCESS;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "truerandomd: unexpected argument '%s'\n", argv[optind]);
+                return 2;
+        }
+
+        /* An explicit file must exist; the default one may be absent. */
+        r = config_load(config_path ? config_path : CONFIG_DEFAULT_PATH, !config_path, &config, &error);
+        if (r < 0) {
+                fprintf(stderr, "truerandomd: %s\n", error ? error : strerror(-r));
+                free(error);
+                return EXIT_FAILURE;
+        }
+        if (check) {
+                printf("%s: OK\n", config_path ? config_path : CONFIG_DEFAULT_PATH);
+                config_done(&config);
+                return EXIT_SUCCESS;
+        }
+
+        /* Keys live in this process: no core dumps, no ptrace by peers. */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        if (sodium_init() < 0) {
+                fprintf(stderr, "truerandomd: libsodium failed to initialise\n");
+                return EXIT_FAILURE;
+        }
+        if (!foreground) {
+                hooks.ready_fd = go_background();
+                if (hooks.ready_fd < 0) {
+                        fprintf(stderr, "truerandomd: cannot go to the background: %s\n", strerror(-hooks.ready_fd));
+                        return EXIT_FAILURE;
+                }
+        }
+        log_open(!foreground);
+
+        r = daemon_new(&config, config_path ? config_path : CONFIG_DEFAULT_PATH, &hooks, &d);
+        config_done(&config);
+        if (r < 0) {
+                log_error_errno(r, "start-up failed");
+                return EXIT_FAILURE;
+        }
+        r = daemon_run(d);
+        daemon_free(d);
+        if (r < 0) {
+                log_error_errno(r, "stopped on an error");
+                return EXIT_FAILURE;
+        }
+        log_info("stopped");
+        return EXIT_SUCCESS;
+}
