@@ -447,21 +447,21 @@ static void test_thousand_parked_all_answered(void **state) {
 }
 
 /* Readers that ask again as soon as they are answered; counts bytes per uid
- * until `total` replies. */
+ * until `total` bytes were served. */
 typedef struct Reader {
         FkCaller caller;
         int64_t unique;
         uint32_t size;
 } Reader;
 
-static void run_readers(Harness *h, Reader *r, size_t n, unsigned total, uint64_t *bytes_by_uid,
+static void run_readers(Harness *h, Reader *r, size_t n, uint64_t total, uint64_t *bytes_by_uid,
                         uint32_t uid_base) {
         FakeKernel *fk = h->fk[CUSEDEV_TRNG];
         FkMsg m;
 
         for (size_t i = 0; i < n; i++)
                 r[i].unique = fk_send_read(fk, &r[i].caller, h->trng.fh, r[i].size, 0);
-        for (unsigned got = 0; got < total;) {
+        for (uint64_t got = 0; got < total;) {
                 assert_int_equal(fk_recv(fk, 30000, &m), 0);
                 if (m.kind != FK_MSG_REPLY)
                         continue;
@@ -471,7 +471,7 @@ static void run_readers(Harness *h, Reader *r, size_t n, unsigned total, uint64_
                         assert_int_equal(m.error, 0);
                         bytes_by_uid[r[i].caller.uid - uid_base] += m.len;
                         r[i].unique = fk_send_read(fk, &r[i].caller, h->trng.fh, r[i].size, 0);
-                        got++;
+                        got += m.len;
                 }
         }
 }
@@ -484,15 +484,16 @@ static double fair_share(unsigned a, unsigned b) {
         uint64_t bytes[2] = { 0, 0 };
         double share;
 
-        /* 40 samples make a block: 20000 samples/s is ~500 blocks/s, slower
-         * than the readers ask, so the daemon's queue decides who gets them. */
-        h->config.source[CONFIG_SOURCE_FILE].rate = 20000;
+        /* 40 samples make a block: 80000 samples/s is ~2000 blocks/s, far
+         * fewer than 16 readers of 4 KiB ask, so the daemon's queue decides
+         * who gets them. */
+        h->config.source[CONFIG_SOURCE_FILE].rate = 80000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         for (unsigned i = 0; i < a + b; i++)
                 r[i] = (Reader){ .caller = { .uid = 2000 + (i < a ? 0U : 1U), .gid = 100, .pid = 7000 + i },
                                  .size = 4096 };
-        run_readers(h, r, a + b, 600, bytes, 2000);
+        run_readers(h, r, a + b, 4000 * 32, bytes, 2000);
         share = (double)bytes[0] / (double)(bytes[0] + bytes[1]);
         print_message("uid 2000 (%u readers): %llu bytes, uid 2001 (%u readers): %llu bytes, share %.3f\n", a,
                       (unsigned long long)bytes[0], b, (unsigned long long)bytes[1], share);
@@ -770,8 +771,10 @@ static void write_conf(Harness *h, const char *text) {
         write_file(h->conf, full, strlen(full));
 }
 
-static void reload_and_wait(Harness *h, mode_t expect) {
-        uint64_t until = now_ms() + 5000;
+/* SIGHUP, then waits up to ms for the node to take `expect` (a refused
+ * reload never does: the wait is the daemon's chance to get it wrong). */
+static void reload_and_wait(Harness *h, mode_t expect, unsigned ms) {
+        uint64_t until = now_ms() + ms;
 
         assert_int_equal(kill(getpid(), SIGHUP), 0);
         while (node_mode(h, "truerandom") != expect && now_ms() < until)
@@ -792,12 +795,12 @@ static void test_reload_good_and_bad(void **state) {
 
         /* A good file applies. */
         write_conf(h, "[device]\ntrng_mode = 0400\n");
-        reload_and_wait(h, 0400);
+        reload_and_wait(h, 0400, 5000);
         assert_int_equal(node_mode(h, "truerandom"), 0400);
 
         /* A bad one changes nothing, even the keys before its mistake. */
         write_conf(h, "[device]\ntrng_mode = 0444\nmax_parked = many\n");
-        reload_and_wait(h, 0444);
+        reload_and_wait(h, 0444, 1000);
         assert_int_equal(node_mode(h, "truerandom"), 0400);
         wait_seeded(h);
         assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), 64);
