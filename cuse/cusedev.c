@@ -255,6 +255,8 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
 
         snprintf(devname, sizeof(devname), "DEVNAME=%s", params->name);
         dev->se = cuse_lowlevel_new(&args, &ci, kind == CUSEDEV_TRNG ? &trngdev_ops : &crngdev_ops, dev);
+        /* fuse_session_new() parsed (and copied) the arguments into args. */
+        fuse_opt_free_args(&args);
         if (!dev->se) {
                 r = -ENOMEM;
                 goto fail;
