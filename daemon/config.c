@@ -148,7 +148,7 @@ int config_init_defaults(Config *ret) {
                 .reseed_interval = 60,
                 .source = {
                         [CONFIG_SOURCE_JITTER] = {
-                                .enable = true, .credit_mbits = 300,
+                                .enable = true, .credit_mbits = 150,
                                 .jitter_buffer = 4096 * 1024, .jitter_accesses = 64,
                         },
                         [CONFIG_SOURCE_RDSEED] = { .enable = true, .credit_mbits = 250 },

@@ -6,6 +6,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "control.h"
 #include "crng/crng.h"
 #include "daemon.h"
 #include "pool/collector.h"
@@ -43,6 +44,7 @@ struct Daemon {
         Store *store;
         Crng *crng;
         CuseHub *hub;
+        Control *control;
         SourceSlot sources[_CONFIG_SOURCE_MAX];
         DeviceSlot devices[_CUSEDEV_KIND_MAX];
         size_t n_devices;

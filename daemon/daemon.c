@@ -498,6 +498,43 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 }
 
 /* ------------------------------------------------------------------ */
+/* control socket                                                      */
+
+static int control_status(void *userdata, char **ret_json) {
+        return daemon_status_json(userdata, ret_json);
+}
+
+static int control_reseed(void *userdata) {
+        Daemon *d = userdata;
+
+        if (!crng_is_seeded(d->crng))
+                return -ENODATA;
+        log_info("CRNG reseed requested over the control socket");
+        cusehub_request_reseed(d->hub);
+        update_demand(d);
+        return 0;
+}
+
+/* An export needs the source enabled, not credited: an operator measures
+ * before crediting. The kernel source is getrandom(): nothing raw to see. */
+static int control_raw_source(void *userdata, const char *name, const SourceOps **ret_ops,
+                              SourceParams *ret_params) {
+        Daemon *d = userdata;
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *sc = &d->config.source[i];
+                if (strcmp(name, config_source_name(i)) != 0)
+                        continue;
+                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !source_ops(i))
+                        return -ENODEV;
+                *ret_ops = source_ops(i);
+                *ret_params = source_params(sc);
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* ------------------------------------------------------------------ */
 /* life cycle                                                          */
 
 int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
@@ -591,6 +628,20 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 (void)sd_event_source_set_enabled(d->watchdog_timer, SD_EVENT_ON);
         }
 
+        r = control_new(d->event, d->config.socket_path,
+                        &(ControlCallbacks){ .status_json = control_status,
+                                             .reseed = control_reseed,
+                                             .raw_source = control_raw_source,
+                                             .userdata = d },
+                        &d->control);
+        if (r < 0) {
+                if (r == -EADDRINUSE)
+                        log_error("%s: another truerandomd answers there", d->config.socket_path);
+                else
+                        log_error_errno(r, "control socket %s", d->config.socket_path);
+                goto fail;
+        }
+
         r = create_collectors(d);
         if (r < 0)
                 goto fail;
@@ -647,6 +698,7 @@ Daemon *daemon_free(Daemon *d) {
                 d->sources[i].collector = collector_free(d->sources[i].collector);
         for (size_t i = 0; i < d->n_devices; i++)
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
+        d->control = control_free(d->control);
         d->hub = cusehub_free(d->hub);
         d->crng = crng_free(d->crng);
         d->store = store_free(d->store);

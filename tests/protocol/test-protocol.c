@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@
 #include <sodium.h>
 
 #include "daemon/config.h"
+#include "daemon/ctlproto.h"
 #include "daemon/daemon.h"
 #include "fakekernel.h"
 
@@ -843,6 +846,87 @@ static void test_null_device(void **state) {
         harness_free(h);
 }
 
+/* `truerandomctl status --json`, from the test: the daemon's own account. */
+static CtlJson *control_status(Harness *h) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        static char buf[CTL_REPLY_MAX];
+        CtlRequest req = { .command = CTL_COMMAND_STATUS };
+        CtlReply reply;
+        CtlJson *j = NULL;
+        ssize_t n;
+        int fd;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/control", h->dir);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        n = ctl_request_format(&req, buf, sizeof(buf));
+        assert_true(n > 0);
+        assert_int_equal(send(fd, buf, (size_t)n, 0), n);
+        n = recv(fd, buf, sizeof(buf), 0);
+        assert_true(n > 0);
+        close(fd);
+        assert_int_equal(ctl_reply_parse(buf, (size_t)n, &reply), 0);
+        assert_int_equal(reply.kind, CTL_REPLY_OK);
+        assert_int_equal(ctl_json_parse((const char *)reply.payload, reply.payload_size, &j), 0);
+        return j;
+}
+
+static double json_number(const CtlJson *j, const char *object, const char *key) {
+        const CtlJson *o = object ? ctl_json_get(j, object) : j;
+        const CtlJson *v = o ? ctl_json_get(o, key) : NULL;
+        assert_non_null(v);
+        assert_int_equal(v->type, CTL_JSON_NUMBER);
+        return v->number;
+}
+
+static void test_status_accounts_every_byte(void **state) {
+        Harness *h = harness_new();
+        uint8_t buf[4096];
+        uint64_t got = 0;
+        double served, taken;
+        const CtlJson *sources, *file = NULL;
+        CtlJson *j;
+        FkMsg m;
+        int64_t u;
+
+        h->config.source[CONFIG_SOURCE_FILE].rate = 20000;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        for (int i = 0; i < 50; i++) {
+                ssize_t n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, 1 + (size_t)(i * 97) % sizeof(buf));
+                assert_true(n > 0);
+                got += (uint64_t)n;
+                /* Now and then a reader gives up: what it was not given is
+                 * not counted as served, nor lost to the next reader. */
+                u = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 4096, 0);
+                fk_send_interrupt(h->fk[CUSEDEV_TRNG], (uint64_t)u);
+                assert_int_equal(fk_expect_reply(h->fk[CUSEDEV_TRNG], (uint64_t)u, 5000, &m), 0);
+                if (m.error == 0)
+                        got += m.len;
+                else
+                        assert_int_equal(m.error, -EINTR);
+        }
+        j = control_status(h);
+        served = json_number(j, "store", "bytes_served");
+        taken = json_number(j, "store", "credited_bits_taken");
+        print_message("served %.0f bytes, read %llu; credited bits taken %.0f\n", served, (unsigned long long)got,
+                      taken);
+        assert_true(served == (double)got);
+        /* The invariant, as the daemon reports it: 8 x bytes <= 0.8 x bits. */
+        assert_true(served * 8.0 <= taken * 0.8);
+        sources = ctl_json_get(j, "sources");
+        assert_non_null(sources);
+        for (const CtlJson *s = sources->child; s; s = s->next)
+                if (strcmp(ctl_json_get(s, "name")->string, "file") == 0)
+                        file = s;
+        assert_non_null(file);
+        assert_string_equal(ctl_json_get(file, "state")->string, "healthy");
+        assert_true(ctl_json_get(ctl_json_get(j, "crng"), "seeded")->boolean);
+        ctl_json_free(j);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -859,6 +943,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_reload_good_and_bad, teardown),
                 cmocka_unit_test_teardown(test_failing_source_stalls_truerandom, teardown),
                 cmocka_unit_test_teardown(test_null_device, teardown),
+                cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
         };
         sigset_t ss;
 

@@ -92,7 +92,7 @@ static void test_defaults(void **state) {
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
 
         assert_true(c.source[CONFIG_SOURCE_JITTER].enable);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 300);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 150);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 4096 * 1024);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 64);
         assert_true(c.source[CONFIG_SOURCE_RDSEED].enable);

@@ -307,7 +307,7 @@ static void test_jitter_samples(void **state) {
         size_t total = 0;
         void *s;
 
-        assert_int_equal(source_jitter.default_credit, 300);
+        assert_int_equal(source_jitter.default_credit, 150);
         assert_int_equal(source_jitter.open(&p, &s), 0);
         while (total < sizeof(buf)) {
                 ssize_t r = source_jitter.read(s, buf + total, sizeof(buf) - total);

@@ -1,0 +1,55 @@
+/* control.h - truerandomd's control socket (truerandomctl's peer).
+ *
+ * An AF_UNIX SOCK_SEQPACKET socket, mode 0666: anyone may connect and ask
+ * for status; privilege is decided per request from the peer's SO_PEERCRED
+ * uid (0 = root), never from the file mode. raw and reseed are root only.
+ * The protocol is in ctlproto.h and truerandomctl(1).
+ *
+ * Everything but raw exports runs on the caller's sd-event loop and never
+ * blocks it: requests are single packets read non-blockingly, a connection
+ * that sends nothing within CONTROL_DEADLINE_USEC is answered "timeout" and
+ * closed, at most CONTROL_MAX_CONNECTIONS wait at once (more get "busy").
+ * A raw export runs in a thread of its own with its own instance of the
+ * source (ops->open), reading it in the collector's chunk size, so the bytes
+ * are the very samples the health tests would see; it never touches the
+ * store or the CRNG, so readers are not disturbed. At most
+ * CONTROL_MAX_EXPORTS run at once.
+ * Nothing here logs: errors go up as -errno; the loop logs.
+ * Flow: truerandomctl -> socket -> [control] -> callbacks into the daemon. */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "pool/source.h"
+
+#define CONTROL_DEADLINE_USEC (5ULL * 1000000ULL)
+#define CONTROL_MAX_CONNECTIONS 16U
+#define CONTROL_MAX_EXPORTS 2U
+/* An export whose client takes nothing, or whose source yields nothing,
+ * for this long is ended. */
+#define CONTROL_EXPORT_STALL_MS 60000
+
+typedef struct Control Control;
+
+typedef struct ControlCallbacks {
+        /* Status as one JSON object (schema in truerandomctl(1)); malloc'd. */
+        int (*status_json)(void *userdata, char **ret_json);
+        /* Reseed the CRNG now (control.c has checked privilege). -ENODATA
+         * when it cannot (not seeded yet). */
+        int (*reseed)(void *userdata);
+        /* The configured parameters of a source for a raw export: -ENOENT
+         * unknown name, -ENODEV not enabled. The strings in *ret_params are
+         * borrowed only until the call returns (control copies them). */
+        int (*raw_source)(void *userdata, const char *name, const SourceOps **ret_ops, SourceParams *ret_params);
+        void *userdata;
+} ControlCallbacks;
+
+/* Creates socket_path's directory if missing (0755, one level), refuses
+ * (-EADDRINUSE) when a live daemon answers there, replaces a stale socket,
+ * and starts serving on event. */
+int control_new(sd_event *event, const char *socket_path, const ControlCallbacks *cb, Control **ret);
+
+/* Stops exports (each within about one source read) and joins their
+ * threads, closes every connection, unlinks the socket if it is still ours.
+ * Takes NULL; returns NULL. */
+Control *control_free(Control *c);

@@ -1,0 +1,159 @@
+/* ctlproto.h - the control protocol between truerandomd and truerandomctl,
+ * version 1 (documented for other clients in truerandomctl(1)).
+ *
+ * Transport: an AF_UNIX SOCK_SEQPACKET socket, one request per connection.
+ * Every message is one packet, so the daemon can bound a request by its
+ * size alone and never has to reassemble a stream.
+ *
+ *   request  "truerandom-control/1" SP verb *(SP key "=" value) [LF]
+ *            at most CTL_REQUEST_MAX bytes, printable ASCII tokens
+ *              status
+ *              reseed
+ *              raw source=NAME [samples=N] [rows=R]
+ *   replies  one or more packets, each  kind [SP payload]
+ *              ok [SP payload]          final; status carries its JSON
+ *              error SP code [SP text]  final
+ *              start SP samples=N SP rows=R   raw: source opened, data follows
+ *              data SP bytes            raw: samples, in order, any sizes
+ *
+ * A raw export of R rows opens the source afresh for each row and sends N
+ * samples of it, so the bytes form the row-major R x N matrix that
+ * SP 800-90B's restart test (ea_restart) reads.
+ *
+ * Besides the wire format, the client's side of the status payload lives
+ * here: a small strict JSON reader and the 80-column rendering, so both can
+ * be tested without a daemon. Pure functions; no I/O but the FILE given.
+ * Flow: truerandomctl -> [ctlproto] -> socket -> control -> daemon. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CTL_PROTOCOL "truerandom-control"
+#define CTL_PROTOCOL_VERSION 1
+#define CTL_REQUEST_MAX 4096U
+/* One reply packet, kind included; a status larger than this is an error. */
+#define CTL_REPLY_MAX 65536U
+#define CTL_ERROR_TEXT_MAX 256U
+#define CTL_SOURCE_NAME_MAX 32U
+#define CTL_DATA_PREFIX "data "
+#define CTL_DATA_PREFIX_SIZE (sizeof(CTL_DATA_PREFIX) - 1)
+
+#define CTL_RAW_SAMPLES_DEFAULT 1000000U
+#define CTL_RAW_SAMPLES_MAX 1000000000U
+#define CTL_RAW_ROWS_MAX 1000000U
+/* SP 800-90B §3.1.4: 1000 restarts of 1000 samples each. */
+#define CTL_RESTART_ROWS 1000U
+#define CTL_RESTART_SAMPLES 1000U
+
+typedef enum CtlCommand {
+        CTL_COMMAND_STATUS,
+        CTL_COMMAND_RESEED,
+        CTL_COMMAND_RAW,
+        _CTL_COMMAND_MAX,
+} CtlCommand;
+
+typedef struct CtlRequest {
+        CtlCommand command;
+        char source[CTL_SOURCE_NAME_MAX + 1]; /* raw */
+        uint64_t samples;                     /* raw: per row, 1..CTL_RAW_SAMPLES_MAX */
+        uint32_t rows;                        /* raw: 1 = one stream; more = restarts */
+} CtlRequest;
+
+/* The error codes of "error" replies, and the errno each stands for. */
+typedef enum CtlError {
+        CTL_ERROR_MALFORMED,          /* -EBADMSG */
+        CTL_ERROR_TOO_LARGE,          /* -EMSGSIZE */
+        CTL_ERROR_VERSION,            /* -EPROTONOSUPPORT */
+        CTL_ERROR_PERMISSION,         /* -EPERM, -EACCES */
+        CTL_ERROR_UNKNOWN_SOURCE,     /* -ENOENT */
+        CTL_ERROR_UNAVAILABLE,        /* -ENODEV */
+        CTL_ERROR_BUSY,               /* -EBUSY */
+        CTL_ERROR_TIMEOUT,            /* -ETIMEDOUT */
+        CTL_ERROR_NO_DATA,            /* -ENODATA */
+        CTL_ERROR_FAILED,             /* anything else */
+        _CTL_ERROR_MAX,
+} CtlError;
+
+typedef enum CtlReplyKind {
+        CTL_REPLY_OK,
+        CTL_REPLY_ERROR,
+        CTL_REPLY_START,
+        CTL_REPLY_DATA,
+        _CTL_REPLY_KIND_MAX,
+} CtlReplyKind;
+
+typedef struct CtlReply {
+        CtlReplyKind kind;
+        CtlError error;               /* error */
+        const uint8_t *payload;       /* ok, data: the payload; error: the text; points into the message */
+        size_t payload_size;
+        uint64_t samples;             /* start */
+        uint32_t rows;                /* start */
+} CtlReply;
+
+const char *ctl_command_to_string(CtlCommand c);
+const char *ctl_error_to_string(CtlError e);
+/* Unknown codes (a newer daemon) read as CTL_ERROR_FAILED: the text still says why. */
+CtlError ctl_error_from_string(const char *s, size_t n);
+CtlError ctl_error_from_errno(int r);
+int ctl_error_to_errno(CtlError e);
+
+/* Writes the request packet into buf; returns its length or -EINVAL (bad
+ * fields), -ENOBUFS (buf too small). */
+ssize_t ctl_request_format(const CtlRequest *req, char *buf, size_t size);
+
+/* Parses one request packet. Returns 0, or -EMSGSIZE (over CTL_REQUEST_MAX),
+ * -EPROTONOSUPPORT (another protocol version), -EBADMSG (anything else
+ * malformed). On error *ret_reason (if not NULL) gets a static text saying why. */
+int ctl_request_parse(const void *msg, size_t size, CtlRequest *ret, const char **ret_reason);
+
+/* Reply packets into buf; return the length, or -ENOBUFS. */
+ssize_t ctl_reply_format(CtlReplyKind kind, const void *payload, size_t n, void *buf, size_t size);
+/* text may be NULL; it is cut at CTL_ERROR_TEXT_MAX bytes and made printable. */
+ssize_t ctl_reply_format_error(CtlError e, const char *text, void *buf, size_t size);
+ssize_t ctl_reply_format_start(uint64_t samples, uint32_t rows, void *buf, size_t size);
+
+/* Parses one reply packet; ret points into msg. -EMSGSIZE, -EBADMSG. */
+int ctl_reply_parse(const void *msg, size_t size, CtlReply *ret);
+
+/* ---- the status payload (client side) ----------------------------------- */
+
+typedef enum CtlJsonType {
+        CTL_JSON_NULL,
+        CTL_JSON_BOOL,
+        CTL_JSON_NUMBER,
+        CTL_JSON_STRING,
+        CTL_JSON_ARRAY,
+        CTL_JSON_OBJECT,
+} CtlJsonType;
+
+typedef struct CtlJson CtlJson;
+struct CtlJson {
+        CtlJsonType type;
+        char *key;          /* member of an object: its name */
+        bool boolean;
+        double number;
+        char *string;       /* NUL-terminated; NUL inside a string is refused */
+        CtlJson *child;     /* array, object: first element */
+        CtlJson *next;      /* next element of the parent */
+};
+
+#define CTL_JSON_DEPTH_MAX 32U
+
+/* Strict RFC 8259 grammar (one value, whitespace around it; string bytes
+ * above 0x7f pass unchecked, the renderer prints none of them). -EBADMSG
+ * on anything else, on \u0000, or nesting deeper than CTL_JSON_DEPTH_MAX;
+ * -ENOMEM. */
+int ctl_json_parse(const char *text, size_t n, CtlJson **ret);
+CtlJson *ctl_json_free(CtlJson *j);
+/* The member key of an object (the first, should a sender repeat it), or NULL. */
+const CtlJson *ctl_json_get(const CtlJson *object, const char *key);
+
+/* Renders a status object as text of at most 80 columns per line. Fields a
+ * daemon did not send show as "-"; -EBADMSG when it is not a status object
+ * of version 1 or later. */
+int ctl_status_render(const CtlJson *status, FILE *out);
