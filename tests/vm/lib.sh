@@ -1,0 +1,150 @@
+# shellcheck shell=bash
+# lib.sh - shared pieces of the QEMU harnesses; sourced by bash scripts.
+#
+#   vm_require CMD:PACKAGE...         commands the harness needs; installs the
+#                                     missing packages (root + apt-get) or skips
+#   vm_kernel CACHE_DIR               kernel root from fetch-kernel.sh (cached);
+#                                     call as kroot=$(vm_kernel DIR) || exit $?
+#   vm_initramfs_new ROOT KROOT MOD...  busybox tree + modules (in load order,
+#                                     listed in ROOT/etc/modules.order)
+#   vm_initramfs_add ROOT SRC DEST    a binary, plus the shared libraries it needs
+#   vm_initramfs_pack ROOT OUT        newc cpio
+#   vm_boot KERNEL INITRD LOG TIMEOUT APPEND [QEMU ARG...]
+#                                     boots, writes the timestamped console to
+#                                     LOG, returns QEMU's status (124: timeout)
+#
+# Environment: TRUERANDOM_VM_ACCEL=tcg|kvm (default: kvm only where the host
+# CPU offers VT-x/AMD-V and /dev/kvm is usable, else tcg), VM_SMP (1), VM_MEM
+# (768 MiB), VM_ECHO (regex: console lines matching it are also printed).
+
+export PATH=$PATH:/usr/sbin:/sbin
+VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+vm_log() {
+        printf 'vm: %s\n' "$*" >&2
+}
+
+vm_skip() {
+        vm_log "SKIP: $*"
+        exit 77
+}
+
+vm_require() {
+        local spec missing=()
+
+        for spec in "$@"; do
+                command -v "${spec%%:*}" >/dev/null 2>&1 || missing+=("${spec#*:}")
+        done
+        [ ${#missing[@]} -eq 0 ] && return 0
+
+        [ "$(id -u)" = 0 ] || vm_skip "needs ${missing[*]}; run as root to let the harness install them"
+        command -v apt-get >/dev/null 2>&1 || vm_skip "needs ${missing[*]} and there is no apt-get"
+        vm_log "installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        # A fresh machine has no package lists yet: update only when needed.
+        apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
+                { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; } ||
+                vm_skip "apt-get could not install ${missing[*]}"
+        for spec in "$@"; do
+                command -v "${spec%%:*}" >/dev/null 2>&1 || vm_skip "${spec%%:*} still missing after installing ${spec#*:}"
+        done
+}
+
+# Prints the kernel root. Without root, a kernel that cannot be fetched (no
+# package lists, no network) is a skip (77); as root it is a failure.
+vm_kernel() {
+        "$VM_LIB_DIR/fetch-kernel.sh" "$1" && return 0
+        [ "$(id -u)" = 0 ] && return 1
+        vm_skip "cannot fetch Debian's kernel package without root"
+}
+
+vm_kernel_version() {
+        ls "$1/lib/modules" | sort -V | tail -n 1
+}
+
+vm_initramfs_new() {
+        local root=$1 kroot=$2 kver m ko
+        shift 2
+        kver=$(vm_kernel_version "$kroot")
+
+        # mktemp -d makes 0700 directories: a 0700 guest "/" denies every
+        # non-root check with EACCES.
+        mkdir -p "$root"
+        chmod 755 "$root"
+        mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,lib/modules/"$kver"}
+        chmod 1777 "$root/tmp"
+        vm_initramfs_add "$root" "$(command -v busybox)" /bin/busybox
+        ln -sf busybox "$root/bin/sh"
+
+        : > "$root/etc/modules.order"
+        for m in "$@"; do
+                modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+        done | awk '!seen[$0]++' | while read -r ko; do
+                cp "$ko" "$root/lib/modules/$kver/"
+                echo "/lib/modules/$kver/$(basename "$ko")" >> "$root/etc/modules.order"
+        done
+}
+
+vm_initramfs_add() {
+        local root=$1 src=$2 dest=$3 libs lib
+
+        install -D -m 755 "$src" "$root$dest"
+        # ldd names the ELF interpreter by its absolute path too; static
+        # binaries print no paths at all.
+        libs=$(ldd "$src" 2>/dev/null | grep -o '/[^ ]*' || true)
+        for lib in $libs; do
+                [ -e "$root$lib" ] || install -D -m 755 "$(readlink -f "$lib")" "$root$lib"
+        done
+}
+
+vm_initramfs_pack() {
+        local root=$1 out=$2
+
+        # Owned by root in the guest whoever builds it.
+        mkdir -p "$(dirname "$out")"
+        ( cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc -R 0:0 --quiet ) > "$out"
+}
+
+vm_accel() {
+        if [ -n "${TRUERANDOM_VM_ACCEL:-}" ]; then
+                echo "$TRUERANDOM_VM_ACCEL"
+        elif [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo; then
+                echo kvm
+        else
+                # Without VT-x/AMD-V in the host's flags, /dev/kvm (when there
+                # is one) is a paravirtual flavour a stock kernel hangs on.
+                echo tcg
+        fi
+}
+
+vm_boot() {
+        local kernel=$1 initrd=$2 log=$3 timeout=$4 append=$5 accel cpu t0 now us line rc
+        shift 5
+
+        accel=$(vm_accel)
+        # -cpu max under TCG offers RDRAND/RDSEED (the default qemu64 does not).
+        cpu=max
+        [ "$accel" = kvm ] && cpu=host
+        mkdir -p "$(dirname "$log")"
+        : > "$log"
+        t0=${EPOCHREALTIME//[.,]/}
+        # -nodefaults: no NIC option ROM, no VGA. panic=-1 + -no-reboot: QEMU
+        # exits when /init dies instead of hanging until the timeout.
+        timeout "$timeout" qemu-system-x86_64 \
+                -accel "$accel" -cpu "$cpu" -smp "${VM_SMP:-1}" -m "${VM_MEM:-768}" \
+                -nodefaults -no-user-config -display none -serial stdio -no-reboot \
+                -kernel "$kernel" -initrd "$initrd" \
+                -append "console=ttyS0 quiet loglevel=3 panic=-1 $append" \
+                "$@" </dev/null 2>&1 |
+        while IFS= read -r line; do
+                line=${line%$'\r'}
+                now=${EPOCHREALTIME//[.,]/}
+                us=$((now - t0))
+                printf '[%4d.%02d] %s\n' $((us / 1000000)) $((us % 1000000 / 10000)) "$line" >> "$log"
+                if [ -n "${VM_ECHO:-}" ] && [[ $line =~ $VM_ECHO ]]; then
+                        printf '%s\n' "$line"
+                fi
+        done
+        rc=${PIPESTATUS[0]}
+        return "$rc"
+}

@@ -1,0 +1,86 @@
+#!/bin/bash
+# run-vm-suite.sh - the `vm` suite: the built truerandomd on Debian's stock
+# kernel (which has cuse.ko) in a QEMU guest booted from a busybox
+# initramfs; guest-init.sh runs the checks and reports over the serial console.
+#
+# Usage: run-vm-suite.sh BUILDDIR
+# Exit: 0 when every check passed; 1 when one failed, is missing, or the
+# guest timed out (the guest's console log follows); 77 (meson's skip) when
+# a needed tool is missing and cannot be installed (not root, no apt-get).
+# Env: TRUERANDOM_VM_CACHE   kernel cache (default BUILDDIR/vm-cache)
+#      TRUERANDOM_VM_TIMEOUT guest time limit in seconds (default 600)
+#      TRUERANDOM_VM_CHECKS  e.g. "3,4": run only those checks
+#      TRUERANDOM_VM_ACCEL, VM_MEM: see lib.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ $# -eq 1 ] || { echo "usage: $0 BUILDDIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+start=${EPOCHREALTIME//[.,]/}
+
+daemon=$build/daemon/truerandomd
+ctl=$build/daemon/truerandomctl
+client=$build/tests/vm/trclient
+work=$build/vm-suite
+log=$work/console.log
+checks="1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair"
+
+[ -x "$daemon" ] || { echo "vm: $daemon is not built (meson compile -C $build)" >&2; exit 1; }
+
+vm_require qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod depmod:kmod \
+        cpio:cpio rngtest:rng-tools5 dpkg-deb:dpkg apt-get:apt
+kroot=$(vm_kernel "${TRUERANDOM_VM_CACHE:-$build/vm-cache}") || exit $?
+kver=$(vm_kernel_version "$kroot")
+
+rm -rf "$work"
+mkdir -p "$work"
+if [ ! -x "$client" ]; then
+        # Run by hand on a build configured without tests: build it here.
+        vm_require cc:gcc
+        cc -std=c17 -O2 -D_GNU_SOURCE -static -o "$work/trclient" "$here/trclient.c"
+        client=$work/trclient
+fi
+
+root=$work/initramfs
+vm_initramfs_new "$root" "$kroot" cuse virtio_pci virtio_rng
+vm_initramfs_add "$root" "$daemon" /usr/sbin/truerandomd
+[ -x "$ctl" ] && vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
+vm_initramfs_add "$root" "$client" /usr/bin/trclient
+vm_initramfs_add "$root" "$(command -v rngtest)" /usr/bin/rngtest
+install -m 755 "$here/guest-init.sh" "$root/init"
+vm_initramfs_pack "$root" "$work/initramfs.cpio"
+
+append=rdinit=/init
+only=
+if [ -n "${TRUERANDOM_VM_CHECKS:-}" ]; then
+        append="$append trcheck=$TRUERANDOM_VM_CHECKS"
+        only=",$TRUERANDOM_VM_CHECKS,"
+fi
+echo "vm: kernel $kver, $(vm_accel), initramfs $(du -h "$work/initramfs.cpio" | cut -f1), console in $log"
+
+# One vCPU: with two, the guest marks its TSC unstable and falls back to
+# hpet, which makes clock reads (and so the jitter source) 20x slower.
+rc=0
+VM_SMP=1 VM_ECHO='^(CHECK |SUMMARY|INFO )' vm_boot "$kroot/boot/vmlinuz-$kver" "$work/initramfs.cpio" "$log" \
+        "${TRUERANDOM_VM_TIMEOUT:-600}" "$append" -device virtio-rng-pci || rc=$?
+
+failed=0
+[ $rc = 0 ] || { echo "vm: QEMU exit status $rc$([ $rc = 124 ] && echo ' (timeout)')"; failed=1; }
+for c in $checks; do
+        case "$only" in "" | *",${c%%-*},"*) ;; *) continue ;; esac
+        if ! grep -q "] CHECK $c: PASS" "$log"; then
+                grep -q "] CHECK $c: FAIL" "$log" || echo "CHECK $c: MISSING (no result on the console)"
+                failed=1
+        fi
+done
+grep -q '] SUMMARY: ' "$log" || { echo "vm: no SUMMARY line"; failed=1; }
+
+now=${EPOCHREALTIME//[.,]/}
+wall=$(( (now - start) / 1000 ))
+echo "vm: suite wall time $((wall / 1000)).$((wall % 1000 / 100)) s (guest $(sed -n 's/.*SUMMARY: .*guest uptime \([0-9.]*\) s/\1/p' "$log") s)"
+if [ $failed != 0 ]; then
+        echo "--- guest console log"
+        cat "$log"
+        exit 1
+fi
