@@ -15,6 +15,7 @@
 
 static bool use_journal;
 static bool use_syslog;
+static bool also_stderr;
 static int max_level = LOG_INFO;
 
 void log_open(bool background) {
@@ -27,8 +28,13 @@ void log_open(bool background) {
         use_journal = e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
                       st.st_dev == dev && st.st_ino == ino;
         use_syslog = !use_journal && background;
+        also_stderr = use_syslog;
         if (use_syslog)
                 openlog("truerandomd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void log_detach_stderr(void) {
+        also_stderr = false;
 }
 
 void log_set_max_level(int level) {
@@ -44,6 +50,8 @@ static void log_internal(int priority, const LogFields *f, const char *fmt, va_l
         vsnprintf(msg, sizeof(msg), fmt, ap);
         if (use_syslog) {
                 syslog(priority, "%s", msg);
+                if (also_stderr)
+                        fprintf(stderr, "truerandomd: %s\n", msg);
                 return;
         }
         if (!use_journal) {

@@ -20,6 +20,9 @@ typedef struct LogFields {
  * systemd's journal stream, syslog for a daemon that went to the background,
  * else stderr. */
 void log_open(bool background);
+/* A daemon going to the background also writes to stderr until it is ready,
+ * so whoever started it sees why it failed; then it stops. */
+void log_detach_stderr(void);
 void log_set_max_level(int level);
 
 void log_fields(int priority, const LogFields *fields, const char *fmt, ...)
