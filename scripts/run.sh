@@ -1,0 +1,37 @@
+#!/bin/sh
+# run.sh - build truerandomd and run it. Where this kernel has CUSE, the
+# daemon runs here (in the background once its devices serve) and shows
+# /dev/truerandom working. Where it has none, the same daemon boots inside a
+# QEMU guest on Debian's stock kernel (which has cuse.ko) and shows it there.
+set -eu
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "run.sh: run as root: the daemon opens /dev/cuse and creates device nodes" >&2
+        exit 1
+fi
+scripts/deps.sh
+if [ -f build/build.ninja ]; then
+        meson setup --reconfigure build >/dev/null
+else
+        meson setup build >/dev/null
+fi
+meson compile -C build
+
+[ -c /dev/cuse ] || modprobe cuse 2>/dev/null || true
+if [ ! -c /dev/cuse ]; then
+        echo "run.sh: this kernel ($(uname -r)) has no CUSE (/dev/cuse is missing)."
+        echo "run.sh: booting Debian's kernel in QEMU with the daemon inside instead."
+        scripts/deps.sh --vm
+        exec scripts/vm-demo.sh build
+fi
+
+getent group truerandom >/dev/null || groupadd --system truerandom
+conf=/etc/truerandomd.conf
+[ -f "$conf" ] || conf=etc/truerandomd.conf
+build/daemon/truerandomd --config "$conf"
+pid=$(pgrep -n -x truerandomd)
+ls -l /dev/truerandom /dev/truerandom-random /dev/truerandom-urandom
+echo "64 bytes from /dev/truerandom:"
+head -c 64 /dev/truerandom | od -An -tx1
+echo "truerandomd is serving in the background (pid $pid, log in syslog); stop it with: kill $pid"

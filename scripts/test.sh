@@ -1,0 +1,85 @@
+#!/bin/sh
+# test.sh - the project's test command: install what is missing, build with
+# gcc (warnings are errors), run every suite, then the sanitizer and clang
+# builds. Prints one closing line "N passed, N failed" over all suites.
+#
+#   scripts/test.sh            everything (what .ci/run does)
+#   SUITES="unit protocol" scripts/test.sh   a subset (skips the extra builds)
+set -eu
+cd "$(dirname "$0")/.."
+
+SUITES=${SUITES:-"unit protocol vm systemd"}
+full=0
+[ "$SUITES" = "unit protocol vm systemd" ] && full=1
+
+if [ "$(id -u)" -eq 0 ]; then
+        scripts/deps.sh --all
+else
+        scripts/deps.sh || echo "test.sh: continuing without root; suites that need packages will skip" >&2
+fi
+
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# run_suite BUILDDIR SUITE... : meson test, counting its Ok/Fail lines.
+run_suite() {
+        dir=$1
+        shift
+        args=""
+        for s in "$@"; do args="$args --suite $s"; done
+        echo "=== $dir:$args"
+        for s in "$@"; do
+                if ! meson test -C "$dir" --list --suite "$s" 2>/dev/null | grep -q ":$s /"; then
+                        echo "test.sh: suite '$s' has no tests in $dir" >&2
+                        failed=$((failed + 1))
+                        return 0
+                fi
+        done
+        # shellcheck disable=SC2086
+        if meson test -C "$dir" $args --print-errorlogs --num-processes 2 >"$log" 2>&1; then
+                rc=0
+        else
+                rc=1
+        fi
+        cat "$log"
+        ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        bad=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        timeout_n=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+        passed=$((passed + ${ok:-0}))
+        failed=$((failed + ${bad:-0} + ${timeout_n:-0}))
+        if [ "$rc" -ne 0 ] && [ "${bad:-0}" -eq 0 ] && [ "${timeout_n:-0}" -eq 0 ]; then
+                failed=$((failed + 1))
+        fi
+}
+
+setup() {
+        dir=$1
+        shift
+        if [ -f "$dir/build.ninja" ]; then
+                meson setup --reconfigure "$dir" "$@" >/dev/null
+        else
+                meson setup "$dir" "$@" >/dev/null
+        fi
+        meson compile -C "$dir"
+}
+
+setup build -Dwerror=true -Dtests=enabled
+for s in $SUITES; do
+        run_suite build "$s"
+done
+
+if [ "$full" -eq 1 ]; then
+        # Sanitizers over the suites that run the real handlers in-process.
+        setup build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined -Db_lundef=false
+        run_suite build-asan unit protocol
+        # clang: a second compiler's warnings, and the libFuzzer harnesses.
+        CC=clang setup build-clang -Dwerror=true -Dtests=enabled -Dfuzz=true -Db_lundef=false
+        run_suite build-clang unit protocol fuzz
+        # valgrind once over the daemon serving and stopping with parked readers.
+        run_suite build valgrind
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
