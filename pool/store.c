@@ -40,6 +40,7 @@ struct Store {
         bool demand;
         bool shutdown;
         uint64_t kicks;          /* store_kick() calls: waiters return -EINTR */
+        bool refilling;          /* fell below low_water, not full again yet */
         StoreStats stats;
 };
 
@@ -70,8 +71,17 @@ static void add_or_abort(uint64_t *total, uint64_t x) {
                 abort();
 }
 
+/* Hysteresis: once below low_water the collectors fill the store up, so a
+ * burst of readers finds it full rather than just above the mark. */
 static bool store_demand_locked(const Store *s) {
-        return !s->shutdown && s->fill < s->capacity && (s->demand || s->fill < s->low_water);
+        return !s->shutdown && s->fill < s->capacity && (s->demand || s->refilling || s->fill < s->low_water);
+}
+
+static void store_update_refilling(Store *s) {
+        if (s->fill < s->low_water)
+                s->refilling = true;
+        else if (s->fill == s->capacity)
+                s->refilling = false;
 }
 
 int store_new(size_t capacity, size_t low_water, Store **ret) {
@@ -104,6 +114,7 @@ int store_new(size_t capacity, size_t low_water, Store **ret) {
         }
         s->capacity = capacity;
         s->low_water = low_water;
+        s->refilling = true;
 
         *ret = s;
         return 0;
@@ -146,6 +157,7 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
         b->credited_mbits = credited_mbits;
         b->source_id = source_id;
         s->fill++;
+        store_update_refilling(s);
         s->stats.blocks_in++;
         add_or_abort(&s->stats.credited_mbits_in, credited_mbits);
         store_unlock(s);
@@ -181,6 +193,7 @@ int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serv
         sodium_memzero(b, sizeof(*b));
         s->head = (s->head + 1) % s->capacity;
         s->fill--;
+        store_update_refilling(s);
 
         store_wake(s);
         store_unlock(s);
@@ -208,6 +221,7 @@ size_t store_purge(Store *s, unsigned source_id) {
         for (size_t i = kept; i < s->fill; i++)
                 sodium_memzero(store_slot(s, i), sizeof(StoreBlock));
         s->fill = kept;
+        store_update_refilling(s);
         s->stats.blocks_purged += removed;
 
         if (removed > 0)

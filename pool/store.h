@@ -34,8 +34,9 @@ typedef struct StoreStats {
         uint64_t bytes_served;
 } StoreStats;
 
-/* capacity >= 1 blocks; low_water < capacity: collectors run while the fill is
- * below low_water or while demand is set, until the store is full. */
+/* capacity >= 1 blocks; low_water < capacity: once the fill drops below
+ * low_water (or while demand is set) collectors run until the store is full;
+ * between low_water and full, unasked, they rest. */
 int store_new(size_t capacity, size_t low_water, Store **ret);
 /* Wakes waiting collectors with "stopped" first; takes NULL; returns NULL. */
 Store *store_free(Store *s);

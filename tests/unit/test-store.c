@@ -236,7 +236,8 @@ static void test_demand(void **state) {
 
         assert_int_equal(store_new(4, 2, &s), 0);
 
-        /* Below low water collectors run without being asked. */
+        /* Below low water collectors run without being asked, and go on
+         * past it until the store is full. */
         assert_true(store_has_demand(s));
         waiter_start(&w, s);
         assert_int_equal(waiter_join(&w), 0);
@@ -244,6 +245,15 @@ static void test_demand(void **state) {
         put_tagged(s, 1, 1);
         assert_true(store_has_demand(s));
         put_tagged(s, 2, 1);
+        assert_true(store_has_demand(s));
+        put_tagged(s, 8, 1);
+        put_tagged(s, 9, 1);
+        assert_false(store_has_demand(s));
+
+        /* Taken down to low water but not below: still idle. */
+        assert_int_equal(store_take(s, block, 32), 0);
+        assert_int_equal(store_take(s, block, 32), 0);
+        assert_int_equal(store_fill(s), 2);
         assert_false(store_has_demand(s));
 
         /* At low water, idle until asked. */
@@ -269,9 +279,15 @@ static void test_demand(void **state) {
         assert_int_equal(store_purge(s, 1), 3);
         assert_int_equal(waiter_join(&w), 0);
 
-        /* A kick releases an idle waiter once, without opening the store. */
+        /* A kick releases an idle waiter once, without opening the store.
+         * (Refilled to full, then down to low water: idle.) */
         put_tagged(s, 5, 2);
         put_tagged(s, 6, 2);
+        assert_true(store_has_demand(s));
+        put_tagged(s, 10, 2);
+        put_tagged(s, 11, 2);
+        assert_int_equal(store_take(s, block, 32), 0);
+        assert_int_equal(store_take(s, block, 32), 0);
         assert_false(store_has_demand(s));
         waiter_start(&w, s);
         assert_false(waiter_returned(&w, 100));
