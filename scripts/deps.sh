@@ -11,7 +11,7 @@ libsystemd-dev libinih-dev libcmocka-dev"
 case "${1:-}" in
 --vm) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc" ;;
 --all) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc
-clang libclang-rt-14-dev valgrind scdoc debhelper dpkg-dev fakeroot systemd-dev udev" ;;
+clang libclang-rt-14-dev valgrind scdoc debhelper dpkg-dev fakeroot systemd udev" ;;
 esac
 
 missing=""

@@ -1,0 +1,504 @@
+#!/bin/bash
+# guest-checks.sh - the systemd suite inside the guest, installed as
+# /usr/local/sbin/truerandom-checks and run by truerandom-checks.service,
+# the unit the guest boots into. Installs the package with apt, then prints
+# one line per check on the console:
+#     CHECK <name>: PASS|FAIL <detail>
+# and "SUMMARY: N passed, M failed". A failed check is followed by the
+# daemon's journal; INFO lines carry figures. run-systemd-suite.sh reads
+# them from the serial console.
+#
+# Configurations (written over /etc/truerandomd.conf; the package's own
+# file is put back after each check that changes it):
+# - the package's file: checks 1, 5, 6, 7, 9 (and 2's starting point).
+# - check 3: [pool] min_healthy = 2 with jitter alone, so /dev/truerandom
+#   does not serve and every read stays parked.
+# - check 4: jitter alone at its default credit: readers mostly wait, yet
+#   the daemon seeds and is ready within a second or two after a restart.
+# - check 8: an added file source replaying one byte, which the repetition
+#   count test rejects at once.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C DEBIAN_FRONTEND=noninteractive SYSTEMD_PAGER=cat
+
+UNIT=truerandomd.service
+CONF=/etc/truerandomd.conf
+TRNG=/dev/truerandom
+RND=/dev/truerandom-random
+URND=/dev/truerandom-urandom
+# Scratch space for the checks; not /tmp, which the daemon sees privately.
+T=/var/lib/truerandom-test
+ORIG=$T/truerandomd.conf.package
+passed=0
+failed=0
+
+# ------------------------------------------------------------------
+# helpers
+
+now_ms() {
+        local t=${EPOCHREALTIME//[.,]/}
+        echo $((t / 1000))
+}
+
+secs() {
+        printf '%d.%02d s' $(($1 / 1000)) $(($1 % 1000 / 10))
+}
+
+prop() {
+        systemctl show -P "$2" "$1"
+}
+
+# wait_until TIMEOUT_MS CMD...: polls CMD every 0.1 s until it succeeds.
+wait_until() {
+        local deadline=$(($(now_ms) + $1))
+        shift
+        until "$@"; do
+                [ "$(now_ms)" -lt "$deadline" ] || return 1
+                sleep 0.1
+        done
+}
+
+unit_is() {
+        [ "$(systemctl is-active "$1")" = "$2" ]
+}
+
+mode_of() {
+        stat -c '%a %U:%G' "$1" 2>&1
+}
+
+mode_is() {
+        [ "$(mode_of "$1")" = "$2" ]
+}
+
+# Readers waiting in the daemon, from its STATUS= line.
+waiting() {
+        prop $UNIT StatusText | sed -n 's/.* \([0-9][0-9]*\) waiting.*/\1/p'
+}
+
+waiting_at_least() {
+        [ "$(waiting)" -ge "$1" ] 2>/dev/null
+}
+
+# The unit is active again under a main process other than $1.
+restarted_from() {
+        local pid
+        pid=$(prop $UNIT MainPID)
+        [ "$pid" != 0 ] && [ "$pid" != "$1" ] && unit_is $UNIT active
+}
+
+alive() {
+        local pid n=0
+        for pid in "$@"; do
+                kill -0 "$pid" 2>/dev/null && n=$((n + 1))
+        done
+        echo $n
+}
+
+none_alive() {
+        [ "$(alive "$@")" = 0 ]
+}
+
+# read_count USER DEV N: bytes a read of N bytes returned, within 20 s.
+read_count() {
+        timeout 20 setpriv --reuid="$(id -u "$1")" --regid="$(id -g "$1")" --init-groups \
+                head -c "$3" "$2" 2>/dev/null | wc -c
+}
+
+journal_since() {
+        journalctl -b -u $UNIT -o cat --no-pager --since "@$1"
+}
+
+journal_has() {
+        journal_since "$1" | grep -qF -- "$2"
+}
+
+# Each check: begin, then `problem` for what is wrong and `note` for the
+# figures, then end NAME.
+begin() {
+        problems=()
+        notes=()
+}
+
+problem() {
+        problems+=("$*")
+}
+
+note() {
+        notes+=("$*")
+}
+
+end() {
+        local IFS=';'
+        if [ ${#problems[@]} -eq 0 ]; then
+                echo "CHECK $1: PASS ${notes[*]}"
+                passed=$((passed + 1))
+                return
+        fi
+        echo "CHECK $1: FAIL ${problems[*]} (${notes[*]})"
+        failed=$((failed + 1))
+        # Also by identifier: journald attributes a message to the unit by the
+        # sender's cgroup, which it cannot read once the sender has exited.
+        echo "--- journal of $UNIT, last 40 lines"
+        journalctl -b -o short-monotonic --no-pager _SYSTEMD_UNIT=$UNIT + UNIT=$UNIT + \
+                SYSLOG_IDENTIFIER=truerandomd | tail -n 40 | sed 's/^/  | /'
+}
+
+# Starts one reader per argument, "user:device:how", each reading until an
+# error: "wait" is cat (one large read after the other: on /dev/truerandom
+# it is parked nearly all the time), "sip" reads 64 bytes five times a
+# second (busy CRNG readers without starving the one vCPU). Their pids land
+# in $readers, their stderr in $T/reader-N.err.
+start_readers() {
+        local spec i=0 user dev how cmd
+        readers=()
+        rm -f "$T"/reader-*.err
+        for spec in "$@"; do
+                i=$((i + 1))
+                IFS=: read -r user dev how <<< "$spec"
+                if [ "$how" = wait ]; then
+                        cmd=(cat "$dev")
+                else
+                        # shellcheck disable=SC2016 # perl's variables
+                        cmd=(perl -e 'open(my $f, "<", $ARGV[0]) or die "$ARGV[0]: $!\n";
+                                while (1) {
+                                        my $n = sysread($f, my $b, 64);
+                                        die "$ARGV[0]: " . (defined $n ? "end of file" : $!) . "\n" unless $n;
+                                        select(undef, undef, undef, 0.2);
+                                }' "$dev")
+                fi
+                setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups \
+                        nice -n 10 "${cmd[@]}" > /dev/null 2> "$T/reader-$i.err" &
+                readers+=($!)
+        done
+}
+
+# Readers blocked in a CUSE request, as the kernel sees them.
+in_cuse_read() {
+        local pid n=0
+        for pid in "${readers[@]}"; do
+                [ "$(cat "/proc/$pid/wchan" 2>/dev/null)" = request_wait_answer ] && n=$((n + 1))
+        done
+        echo $n
+}
+
+all_in_cuse_read() {
+        [ "$(in_cuse_read)" = ${#readers[@]} ]
+}
+
+# "N of M readers ended with an error (messages)", for readers that ended.
+reader_errors() {
+        local pid n=0 total=0 msgs
+        for pid in "${readers[@]}"; do
+                kill -0 "$pid" 2>/dev/null && continue
+                total=$((total + 1))
+                wait "$pid" || n=$((n + 1))
+        done
+        msgs=$(sed 's/.*: //' "$T"/reader-*.err 2>/dev/null | sort | uniq -c |
+               awk '{ $1 = $1 "x"; print }' | paste -sd, -)
+        echo "$n of $total readers ended with an error ($msgs)"
+}
+
+config() {
+        printf '%b' "$1" > $CONF
+}
+
+# ------------------------------------------------------------------
+# setup: the package, with apt, offline (its dependencies are in the image)
+
+mkdir -p $T
+echo "INFO systemd $(systemctl --version | awk 'NR == 1 { print $2 }'), userspace started at $(secs $(($(systemctl show -P UserspaceTimestampMonotonic) / 1000))), checks start at uptime $(cut -d' ' -f1 /proc/uptime) s"
+t0=$(now_ms)
+deb=$(ls /var/cache/truerandom-test/truerandom_*.deb)
+if apt-get install -y -q "$deb" > $T/apt.log 2>&1; then
+        echo "INFO apt-get install $(basename "$deb") took $(secs $(($(now_ms) - t0)))"
+else
+        echo "INFO apt-get install $(basename "$deb") failed:"
+        sed 's/^/  | /' $T/apt.log
+fi
+cp $CONF $ORIG
+# A member of the group, for reads that must succeed without root.
+useradd -M -N -G truerandom tester
+
+# ------------------------------------------------------------------
+# 1. start: active (READY=1 reached), the .device unit, mode and group by
+# udev, a member reads, nobody is refused.
+
+begin
+[ -L /etc/systemd/system/sysinit.target.wants/$UNIT ] || problem "the package did not enable $UNIT"
+note "after install: $(systemctl is-active $UNIT)"
+t0=$(now_ms)
+systemctl start $UNIT || problem "systemctl start failed"
+note "systemctl start $(secs $(($(now_ms) - t0)))"
+state="$(prop $UNIT ActiveState)/$(prop $UNIT SubState)"
+[ "$state" = active/running ] || problem "state $state"
+status=$(prop $UNIT StatusText)
+case "$status" in serving*) ;; *) problem "STATUS '$status'" ;; esac
+journal_since 0 | grep -q '^ready: ' || problem "no 'ready:' line in the journal"
+note "STATUS '$status'"
+note "locked $(awk '/^VmLck:/ { print $2, $3 }' "/proc/$(prop $UNIT MainPID)/status") (LimitMEMLOCK $(prop $UNIT LimitMEMLOCK))"
+wait_until 10000 unit_is dev-truerandom.device active ||
+        problem "dev-truerandom.device is $(systemctl is-active dev-truerandom.device)"
+udevadm settle
+mode_is $TRNG "440 root:truerandom" || problem "$TRNG is $(mode_of $TRNG)"
+# udev's rule, not only the daemon's chmod: spoil both, let udev apply it.
+chmod 600 $TRNG
+chgrp root $TRNG
+udevadm trigger --settle --action=change $TRNG
+mode_is $TRNG "440 root:truerandom" || problem "after a udev change event $TRNG is $(mode_of $TRNG)"
+note "$TRNG $(mode_of $TRNG) via udev"
+n=$(read_count tester $TRNG 32)
+[ "$n" = 32 ] || problem "member tester read $n of 32 bytes"
+out=$(timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups head -c 1 $TRNG 2>&1 >/dev/null)
+case "$out" in
+*"Permission denied"*) note "nobody: EACCES" ;;
+*) problem "nobody got '$out' instead of EACCES" ;;
+esac
+# The control socket through the hardening (RuntimeDirectory=, AF_UNIX):
+# anyone may ask for the status, root may export raw samples.
+if command -v truerandomctl >/dev/null; then
+        if ! out=$(timeout 20 setpriv --reuid="$(id -u tester)" --regid="$(id -g tester)" \
+                        --init-groups truerandomctl status 2>&1) || [ -z "$out" ]; then
+                problem "truerandomctl status as tester: '$out'"
+        fi
+        out=$(timeout 60 truerandomctl raw jitter --samples 1000 -o $T/raw.bin 2>&1)
+        size=$(stat -c %s $T/raw.bin 2>/dev/null)
+        [ "$size" = 1000 ] || problem "truerandomctl raw jitter: ${size:-no} bytes, '$out'"
+        note "truerandomctl status and raw work"
+fi
+end 1-start
+
+# ------------------------------------------------------------------
+# 2. reload with a broken file: still active, same process, the old
+# configuration in force, FILE:LINE in the journal. trng_mode is the
+# witness: a good reload changes the node's mode (the control).
+
+begin
+pid=$(prop $UNIT MainPID)
+config '[device]\ntrng_mode = 0444\n'
+systemctl reload $UNIT || problem "reload of a good file failed"
+wait_until 10000 mode_is $TRNG "444 root:truerandom" ||
+        problem "a good reload did not apply trng_mode = 0444 ($TRNG is $(mode_of $TRNG))"
+since=$(date +%s)
+config '# broken on purpose\n[device]\ntrng_mode = 0440\n[pool]\nstore_blocks = banana\n'
+systemctl reload $UNIT || problem "systemctl reload (broken file) failed"
+wait_until 10000 journal_has "$since" "$CONF:5:" || problem "no '$CONF:5:' in the journal"
+note "journal: '$(journal_since "$since" | grep -F -m 1 "$CONF:5:")'"
+unit_is $UNIT active || problem "$UNIT is $(systemctl is-active $UNIT) after the broken reload"
+[ "$(prop $UNIT MainPID)" = "$pid" ] || problem "main pid changed from $pid to $(prop $UNIT MainPID)"
+mode_is $TRNG "444 root:truerandom" || problem "old configuration lost: $TRNG is $(mode_of $TRNG)"
+cp $ORIG $CONF
+systemctl reload $UNIT
+wait_until 10000 mode_is $TRNG "440 root:truerandom" || problem "the package's file did not apply again"
+end 2-reload
+
+# ------------------------------------------------------------------
+# 3. stop with 20 parked readers: each gets an error, the nodes go, the
+# unit is inactive within 5 s. min_healthy = 2 with jitter alone keeps
+# /dev/truerandom from serving, so every read stays parked.
+
+begin
+config '[pool]\nmin_healthy = 2\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n'
+systemctl reload $UNIT
+specs=()
+for i in $(seq 10); do specs+=("root:$TRNG:wait" "tester:$TRNG:wait"); done
+start_readers "${specs[@]}"
+wait_until 30000 all_in_cuse_read || problem "only $(in_cuse_read) of 20 readers in a CUSE read"
+# STATUS= follows events; a reload is one, and changes nothing here.
+systemctl reload $UNIT
+wait_until 10000 waiting_at_least 20 || problem "the daemon reports '$(waiting)' readers waiting"
+note "$(in_cuse_read) readers in a CUSE read, $(waiting) parked"
+t0=$(now_ms)
+systemctl stop $UNIT || problem "systemctl stop failed"
+wait_until 5000 unit_is $UNIT inactive
+stop_ms=$(($(now_ms) - t0))
+[ $stop_ms -le 5000 ] || problem "$UNIT is $(systemctl is-active $UNIT) $(secs $stop_ms) after stop"
+note "inactive after $(secs $stop_ms)"
+wait_until 5000 none_alive "${readers[@]}" || problem "$(alive "${readers[@]}") readers still blocked"
+errors=$(reader_errors)
+note "$errors"
+case "$errors" in "20 of 20 "*) ;; *) problem "$errors" ;; esac
+for node in $TRNG $RND $URND; do
+        [ ! -e "$node" ] || problem "$node still exists"
+done
+cp $ORIG $CONF
+end 3-stop
+
+# ------------------------------------------------------------------
+# 4. restart under 20 readers (16 on /dev/truerandom, mostly waiting for
+# entropy from jitter alone; 4 reading the CRNG devices): none hangs, all
+# devices read afterwards.
+
+begin
+config '[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n'
+systemctl start $UNIT || problem "systemctl start failed"
+specs=()
+for i in $(seq 8); do specs+=("root:$TRNG:wait" "tester:$TRNG:wait"); done
+for i in $(seq 2); do specs+=("root:$RND:sip" "tester:$URND:sip"); done
+start_readers "${specs[@]}"
+sleep 2
+n=$(alive "${readers[@]}")
+[ "$n" = 20 ] || problem "only $n of 20 readers running before the restart"
+note "$n readers, $(in_cuse_read) in a CUSE read, $(waiting) parked"
+pid=$(prop $UNIT MainPID)
+t0=$(now_ms)
+systemctl restart $UNIT || problem "systemctl restart failed"
+note "restart $(secs $(($(now_ms) - t0)))"
+restarted_from "$pid" || problem "$UNIT is $(systemctl is-active $UNIT), pid $(prop $UNIT MainPID) (was $pid)"
+wait_until 10000 none_alive "${readers[@]}" || problem "$(alive "${readers[@]}") readers hang"
+note "$(reader_errors)"
+for node in $TRNG $RND $URND; do
+        n=$(read_count root "$node" 32)
+        [ "$n" = 32 ] || problem "$node read $n of 32 bytes after the restart"
+done
+cp $ORIG $CONF
+systemctl restart $UNIT
+end 4-restart
+
+# ------------------------------------------------------------------
+# 5. watchdog: a stopped daemon is restarted within 2 x WatchdogSec; a
+# killed one by Restart=on-failure.
+
+begin
+wd=$(prop $UNIT WatchdogUSec)
+# The second line is "μs: N" ("us: N" outside UTF-8 locales).
+wd_ms=$(($(systemd-analyze timespan "$wd" | awk 'NR == 2 { print $2 }') / 1000))
+[ "$wd_ms" -gt 0 ] || problem "no WatchdogSec ($wd)"
+restarts=$(prop $UNIT NRestarts)
+pid=$(prop $UNIT MainPID)
+since=$(date +%s)
+t0=$(now_ms)
+kill -STOP "$pid"
+wait_until $((2 * wd_ms + 20000)) restarted_from "$pid" || problem "not restarted after SIGSTOP"
+el=$(($(now_ms) - t0))
+[ $el -le $((2 * wd_ms)) ] || problem "SIGSTOP: restarted after $(secs $el), over 2 x $wd"
+result=$(journalctl -b -u $UNIT -o cat --no-pager --since "@$since" | grep -m 1 -i watchdog)
+[ -n "$result" ] || problem "no watchdog line from systemd in the journal"
+note "SIGSTOP: active again after $(secs $el) (limit 2 x $wd; '$result')"
+pid=$(prop $UNIT MainPID)
+t0=$(now_ms)
+kill -KILL "$pid"
+wait_until 30000 restarted_from "$pid" || problem "not restarted after SIGKILL"
+note "SIGKILL: active again after $(secs $(($(now_ms) - t0)))"
+now=$(prop $UNIT NRestarts)
+[ "$now" = $((restarts + 2)) ] || problem "NRestarts went from $restarts to $now, not +2"
+end 5-watchdog
+
+# ------------------------------------------------------------------
+# 6. dev-random.mount and dev-urandom.mount enabled: the drop-in devices
+# serve /dev/random and /dev/urandom; after stop the kernel's are back.
+
+begin
+systemctl enable -q dev-random.mount dev-urandom.mount || problem "enable failed"
+systemctl restart $UNIT || problem "systemctl restart failed"
+for n in random urandom; do
+        wait_until 15000 unit_is dev-$n.mount active ||
+                problem "dev-$n.mount is $(systemctl is-active dev-$n.mount)"
+        got=$(stat -c '%t:%T' /dev/$n)
+        want=$(stat -c '%t:%T' /dev/truerandom-$n)
+        [ "$got" = "$want" ] || problem "/dev/$n is $got, not the daemon's $want"
+        c=$(read_count tester /dev/$n 32)
+        [ "$c" = 32 ] || problem "/dev/$n served $c of 32 bytes"
+        note "/dev/$n is $got (daemon)"
+done
+systemctl stop $UNIT
+for n in random urandom; do
+        wait_until 5000 unit_is dev-$n.mount inactive ||
+                problem "dev-$n.mount is $(systemctl is-active dev-$n.mount) after stop"
+        got=$(stat -c '%t:%T' /dev/$n)
+        [ "$got" = "1:$([ $n = random ] && echo 8 || echo 9)" ] || problem "after stop /dev/$n is $got"
+        c=$(read_count tester /dev/$n 32)
+        [ "$c" = 32 ] || problem "after stop /dev/$n read $c of 32 bytes"
+        note "then $got (kernel)"
+done
+systemctl disable -q dev-random.mount dev-urandom.mount
+systemctl start $UNIT || problem "systemctl start failed"
+end 6-dropin
+
+# ------------------------------------------------------------------
+# 7. systemd-analyze: verify is silent for every unit; the exposure level
+# (2.0 at most; the run's figure goes to the console).
+
+begin
+units=()
+for u in $UNIT dev-random.mount dev-urandom.mount; do
+        units+=("$(prop "$u" FragmentPath)")
+done
+# sysinit.target pulls the enabled service in at boot: its transaction
+# shows an ordering cycle if the unit's early-boot ordering has one.
+units+=(sysinit.target)
+# Documentation=man: references are checked by running man(1); this
+# minimal guest has no man-db, so they are checked where it exists.
+man=yes
+command -v man >/dev/null || man=no
+out=$(systemd-analyze verify --man=$man "${units[@]}" 2>&1)
+rc=$?
+if [ $rc != 0 ] || [ -n "$out" ]; then
+        problem "systemd-analyze verify (rc $rc): $(echo "$out" | paste -sd'|' -)"
+fi
+# UTF-8: the table marks each finding with a check mark or a cross.
+sec=$(LC_ALL=C.UTF-8 systemd-analyze security --no-pager $UNIT 2>&1)
+level=$(echo "$sec" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) \([A-Z]*\).*/\1 \2/p')
+echo "INFO exposure $level"
+echo "$sec" | grep '✗' | sed 's/^ *✗ */INFO exposure item: /' | tr -s ' '
+if [ -z "$level" ]; then
+        problem "no exposure level: $(echo "$sec" | tail -n 3 | paste -sd'|' -)"
+elif ! awk -v l="${level% *}" 'BEGIN { exit !(l <= 2.0) }'; then
+        problem "exposure $level above 2.0"
+fi
+note "verify (man pages: $man) clean for ${units[*]}; exposure $level"
+end 7-analyze
+
+# ------------------------------------------------------------------
+# 8. the journal: structured fields on the daemon's messages, a health
+# test failure among them. A restart: a source added by a reload runs only
+# once the store wants blocks again.
+
+begin
+head -c 4096 /dev/zero | tr '\0' '*' > $T/stuck.bin
+config "[source.file]\nenable = yes\npath = $T/stuck.bin\ncredit = 2\nloop = yes\n"
+systemctl restart $UNIT || problem "systemctl restart failed"
+health() {
+        journalctl -b -o export --no-pager TRUERANDOM_SOURCE=file | grep -aq '^TRUERANDOM_HEALTH_TEST='
+}
+wait_until 30000 health || problem "no entry with TRUERANDOM_SOURCE=file and TRUERANDOM_HEALTH_TEST"
+# The first such entry, in export format (one FIELD=value per line).
+entry=$(journalctl -b -o export --no-pager TRUERANDOM_SOURCE=file |
+        awk 'BEGIN { RS = "" } /\nTRUERANDOM_HEALTH_TEST=/ { print; exit }' |
+        grep -aE '^(MESSAGE|TRUERANDOM_[A-Z_]*|_SYSTEMD_UNIT)=' | paste -sd'|' -)
+case "$entry" in *_SYSTEMD_UNIT=$UNIT*) ;; *) problem "the health entry is not from $UNIT: $entry" ;; esac
+note "entry: $entry"
+for f in TRUERANDOM_SOURCE=jitter TRUERANDOM_DEVICE=truerandom; do
+        c=$(journalctl -b -o cat --no-pager "$f" | wc -l)
+        [ "$c" -gt 0 ] || problem "no entry with $f"
+        note "$c entries with $f"
+done
+cp $ORIG $CONF
+systemctl reload $UNIT
+end 8-journal
+
+# ------------------------------------------------------------------
+# 9. purge: what the package added is gone (the group too: the package
+# created it and, without tester, it has no members).
+
+begin
+userdel tester
+if ! apt-get purge -y -q truerandom > $T/purge.log 2>&1; then
+        problem "apt-get purge failed: $(tail -n 3 $T/purge.log | paste -sd'|' -)"
+fi
+[ "$(systemctl is-active $UNIT)" != active ] || problem "$UNIT still active"
+[ ! -e $TRNG ] || problem "$TRNG still exists"
+for f in $CONF /lib/systemd/system/$UNIT /lib/udev/rules.d/60-truerandom.rules \
+         /usr/lib/sysusers.d/truerandom.conf /usr/sbin/truerandomd /usr/bin/truerandomctl \
+         /var/lib/truerandom; do
+        [ ! -e "$f" ] || problem "$f still exists"
+done
+left=$(find /etc/systemd/system -name '*truerandom*' ! -name truerandom-checks.service | paste -sd' ' -)
+[ -z "$left" ] || problem "left in /etc/systemd/system: $left"
+! getent group truerandom >/dev/null || problem "group truerandom still exists"
+status=$(dpkg-query -W -f='${Status}' truerandom 2>/dev/null)
+case "$status" in "" | *not-installed*) ;; *) problem "dpkg status '$status'" ;; esac
+note "unit, node, config, group and enablement gone"
+end 9-purge
+
+echo "SUMMARY: $passed passed, $failed failed"
+[ $failed -eq 0 ]
