@@ -190,7 +190,7 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         CuseHub *hub = dev->hub;
         RndOp op = rndioctl_op((unsigned)cmd);
         RndRequest rq;
-        int r, count;
+        int count;
 
         if (dev->kind == CUSEDEV_NULL) {
                 fuse_reply_err(req, ENOTTY);
@@ -208,15 +208,8 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                 fuse_reply_err(req, EPERM);
                 return;
         }
-        r = rndioctl_decode((unsigned)cmd, arg, in_buf, in_bufsz, out_bufsz, &rq);
-        if (r < 0) {
-                fuse_reply_err(req, -r);
+        if (!cusedev_ioctl_decode(req, cmd, arg, in_buf, in_bufsz, out_bufsz, &rq))
                 return;
-        }
-        if (rq.retry) {
-                fuse_reply_ioctl_retry(req, rq.in_iov, rq.in_count, rq.out_iov, rq.out_count);
-                return;
-        }
         switch (op) {
         case RND_OP_GETENTCNT:
                 count = entropy_count(hub);

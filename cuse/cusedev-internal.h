@@ -9,6 +9,7 @@
 
 #include "cusedev.h"
 #include "fairq.h"
+#include "rndioctl.h"
 
 /* Most bytes one reply carries: CUSE's max_read (libfuse 3.14 offers 128 KiB). */
 #define CUSE_MAX_REPLY 131072U
@@ -89,6 +90,10 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
 bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
+/* Decodes an ioctl; true when *ret is complete and the caller replies, false
+ * when it was answered already (an error, or a retry for more memory). */
+bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, const void *in_buf, size_t in_bufsz,
+                          size_t out_bufsz, RndRequest *ret);
 Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
 /* Registers the interrupt callback; false if the request was interrupted
  * meanwhile (then it has been answered EINTR and p freed). */

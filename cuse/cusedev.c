@@ -454,6 +454,21 @@ void cusedev_notify_pollers(CuseDev *dev) {
         }
 }
 
+bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, const void *in_buf, size_t in_bufsz,
+                          size_t out_bufsz, RndRequest *ret) {
+        int r = rndioctl_decode((unsigned)cmd, arg, in_buf, in_bufsz, out_bufsz, ret);
+
+        if (r < 0) {
+                fuse_reply_err(req, -r);
+                return false;
+        }
+        if (ret->retry) {
+                fuse_reply_ioctl_retry(req, ret->in_iov, ret->in_count, ret->out_iov, ret->out_count);
+                return false;
+        }
+        return true;
+}
+
 bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req) {
         const struct fuse_ctx *ctx = fuse_req_ctx(req);
         return privilege_check(dev->hub->proc_root, ctx->pid, ctx->uid);

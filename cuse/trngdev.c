@@ -207,22 +207,15 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         CuseDev *dev = fuse_req_userdata(req);
         RndRequest rq;
         StoreStats st;
-        int r, bits;
+        int bits;
 
         /* A new device, not a drop-in: only the entropy count applies. */
         if (rndioctl_op((unsigned)cmd) != RND_OP_GETENTCNT) {
                 fuse_reply_err(req, ENOTTY);
                 return;
         }
-        r = rndioctl_decode((unsigned)cmd, arg, in_buf, in_bufsz, out_bufsz, &rq);
-        if (r < 0) {
-                fuse_reply_err(req, -r);
+        if (!cusedev_ioctl_decode(req, cmd, arg, in_buf, in_bufsz, out_bufsz, &rq))
                 return;
-        }
-        if (rq.retry) {
-                fuse_reply_ioctl_retry(req, rq.in_iov, rq.in_count, rq.out_iov, rq.out_count);
-                return;
-        }
         /* Bits of full-entropy output ready for readers now. */
         store_get_stats(dev->hub->store, &st);
         bits = dev->hub->trng_open ? (int)MIN(st.fill * BLOCK * 8, (size_t)INT_MAX) : 0;
