@@ -64,3 +64,5 @@ struct Daemon {
 /* status.c */
 int daemon_status_json(Daemon *d, char **ret_json);
 uint64_t daemon_now_usec(void);
+/* A collector's last_error in words (-EPERM: the device justifies no credit). */
+const char *daemon_source_error(int error);

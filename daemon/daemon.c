@@ -156,13 +156,6 @@ static void check_ready(Daemon *d) {
 /* ------------------------------------------------------------------ */
 /* sources                                                             */
 
-/* Why a source is not credited, in words: -EPERM from a collector means the
- * device itself justifies no credit (virtio-rng, rng_quality 0). */
-static const char *unavailable_reason(int error) {
-        if (error == -EPERM || error == 0)
-                return "the device justifies no credit (virtio-rng forwards the host's DRBG, or rng_quality is 0)";
-        return strerror(-error);
-}
 
 static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
         const char *name = config_source_name(id);
@@ -183,7 +176,7 @@ static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, con
         }
         f.health_test = NULL;
         if (now->state == SOURCE_UNAVAILABLE && was->state != SOURCE_UNAVAILABLE)
-                log_fields(LOG_WARNING, &f, "source %s unavailable: %s", name, unavailable_reason(now->last_error));
+                log_fields(LOG_WARNING, &f, "source %s unavailable: %s", name, daemon_source_error(now->last_error));
         if (now->state == SOURCE_HEALTHY && was->state != SOURCE_HEALTHY) {
                 if (!slot->passed_startup)
                         log_fields(LOG_INFO, &f, "source %s passed its startup health test (credit %u.%03u bits/sample)",
@@ -249,7 +242,7 @@ static int create_collectors(Daemon *d) {
                 if (d->sources[i].last.state == SOURCE_UNAVAILABLE)
                         log_fields(LOG_NOTICE, &(LogFields){ .source = config_source_name(i) },
                                    "source %s unavailable here: %s", config_source_name(i),
-                                   unavailable_reason(d->sources[i].last.last_error));
+                                   daemon_source_error(d->sources[i].last.last_error));
         }
         return 0;
 }

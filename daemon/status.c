@@ -18,6 +18,12 @@ uint64_t daemon_now_usec(void) {
         return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
 }
 
+const char *daemon_source_error(int error) {
+        if (error == -EPERM || error == 0)
+                return "no credit justified (virtio-rng, rng_quality 0)";
+        return strerror(-error);
+}
+
 static void json_string(FILE *f, const char *s) {
         fputc('"', f);
         for (; s && *s; s++) {
@@ -74,7 +80,7 @@ static void write_source(Daemon *d, FILE *f, ConfigSource i, uint64_t now) {
                 st.fail_rct, st.fail_apt, st.permanent_rct, st.permanent_apt);
         fprintf(f, ",\"read_errors\":%" PRIu64 ",\"last_error\":", st.read_errors);
         if (st.last_error)
-                json_string(f, strerror(-st.last_error));
+                json_string(f, daemon_source_error(st.last_error));
         else
                 fputs("null", f);
         fputc('}', f);
