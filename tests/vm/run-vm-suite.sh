@@ -24,9 +24,12 @@ ctl=$build/daemon/truerandomctl
 client=$build/tests/vm/trclient
 work=$build/vm-suite
 log=$work/console.log
-checks="1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair"
+checks="1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
+        11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault"
 
-[ -x "$daemon" ] || { echo "vm: $daemon is not built (meson compile -C $build)" >&2; exit 1; }
+for b in "$daemon" "$ctl"; do
+        [ -x "$b" ] || { echo "vm: $b is not built (meson compile -C $build)" >&2; exit 1; }
+done
 
 vm_require qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod depmod:kmod \
         cpio:cpio rngtest:rng-tools5 dpkg-deb:dpkg apt-get:apt
@@ -45,7 +48,7 @@ fi
 root=$work/initramfs
 vm_initramfs_new "$root" "$kroot" cuse virtio_pci virtio_rng
 vm_initramfs_add "$root" "$daemon" /usr/sbin/truerandomd
-[ -x "$ctl" ] && vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
+vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
 vm_initramfs_add "$root" "$client" /usr/bin/trclient
 vm_initramfs_add "$root" "$(command -v rngtest)" /usr/bin/rngtest
 install -m 755 "$here/guest-init.sh" "$root/init"

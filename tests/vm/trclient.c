@@ -10,7 +10,14 @@
  * and exits 0, 1, 3 or 2 accordingly. Times are CLOCK_MONOTONIC
  * milliseconds. A watchdog (alarm(), -w, default 120 s) ends any call that
  * hangs, so one stuck device cannot stall the whole suite: the script then
- * sees exit status 142. */
+ * sees exit status 142.
+ *
+ * Commands that hold something for the script (parked readers, open files)
+ * print a "READY ..." line once they do and wait for SIGUSR2 before letting
+ * go, so the script can look at the daemon's status in between. `json` and
+ * `jq` check and query truerandomctl's status JSON without the project's own
+ * parser, `rows` looks at raw captures, `cpu` measures a process's CPU time,
+ * and `exec` runs a program as the -u user. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,12 +32,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_READERS 256
+/* Per-read latencies kept for percentiles; later reads are not timed. */
+#define LATENCY_MAX (1U << 20)
+/* How long a `tick` read may stay unanswered after its run ended. */
+#define TICK_GRACE_MS 10000U
+#define JSON_DEPTH_MAX 64
 
 enum {
         EXIT_OK = 0,
@@ -48,6 +61,7 @@ typedef struct ReadResult {
 } ReadResult;
 
 static volatile sig_atomic_t deadline_hit;
+static volatile sig_atomic_t go_hit;
 static unsigned watchdog_seconds = 120;
 
 static int64_t now_us(void) {
@@ -77,6 +91,8 @@ static const char *errname(int e) {
 static void on_signal(int sig) {
         if (sig == SIGUSR1)
                 deadline_hit = 1;
+        else if (sig == SIGUSR2)
+                go_hit = 1;
 }
 
 /* Installs a handler without SA_RESTART: a blocked read returns EINTR. */
@@ -85,6 +101,24 @@ static void catch_signal(int sig) {
 
         sigemptyset(&sa.sa_mask);
         sigaction(sig, &sa, NULL);
+}
+
+/* Blocks SIGUSR2 before the READY line is printed, so the script's signal
+ * cannot arrive before go_wait() is there to see it. */
+static void go_prepare(sigset_t *ret_old) {
+        sigset_t block;
+
+        catch_signal(SIGUSR2);
+        sigemptyset(&block);
+        sigaddset(&block, SIGUSR2);
+        sigprocmask(SIG_BLOCK, &block, ret_old);
+}
+
+/* Waits for the script's SIGUSR2; the watchdog ends a forgotten wait. */
+static void go_wait(const sigset_t *old) {
+        while (!go_hit)
+                sigsuspend(old);
+        sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* Interrupts a blocked read after ms (SIGUSR1 sets deadline_hit). */
@@ -192,6 +226,98 @@ static int open_dev(const char *cmd, const char *dev, int flags) {
                 printf("ERR %s %s: %s on open (uid=%d gid=%d)\n", cmd, dev, errname(errno),
                        (int) getuid(), (int) getgid());
         return fd;
+}
+
+/* Per-read latencies of one command. */
+typedef struct Latencies {
+        double *ms;
+        size_t n, cap;
+} Latencies;
+
+static void latency_add(Latencies *l, double ms) {
+        if (l->n == l->cap) {
+                size_t cap = l->cap ? l->cap * 2 : 1024;
+                double *p;
+
+                if (cap > LATENCY_MAX)
+                        return;
+                p = realloc(l->ms, cap * sizeof(*p));
+                if (!p)
+                        return;
+                l->ms = p;
+                l->cap = cap;
+        }
+        l->ms[l->n++] = ms;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile: a value some read really took. */
+static double percentile(const double *sorted, size_t n, unsigned p) {
+        size_t rank = (n * p + 99) / 100;
+
+        return sorted[rank > 0 ? rank - 1 : 0];
+}
+
+/* Appends ", latency ms p50 A p90 B p99 C max D" to the current line. */
+static void print_latencies(Latencies *l) {
+        if (l->n == 0) {
+                printf(", no read timed");
+                return;
+        }
+        qsort(l->ms, l->n, sizeof(*l->ms), cmp_double);
+        printf(", latency ms p50 %.1f p90 %.1f p99 %.1f max %.1f", percentile(l->ms, l->n, 50),
+               percentile(l->ms, l->n, 90), percentile(l->ms, l->n, 99), l->ms[l->n - 1]);
+}
+
+/* Reads a whole file ("-": stdin) into a malloc'd buffer with a NUL after it. */
+static int slurp(const char *path, char **ret_buf, size_t *ret_size) {
+        size_t size = 0, cap = 65536;
+        char *buf = malloc(cap + 1);
+        int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || !buf) {
+                int e = fd < 0 ? errno : ENOMEM;
+
+                free(buf);
+                return -e;
+        }
+        for (;;) {
+                ssize_t r;
+
+                if (size == cap) {
+                        char *p = realloc(buf, cap * 2 + 1);
+
+                        if (!p) {
+                                free(buf);
+                                return -ENOMEM;
+                        }
+                        buf = p;
+                        cap *= 2;
+                }
+                r = read(fd, buf + size, cap - size);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0) {
+                        int e = errno;
+
+                        free(buf);
+                        return -e;
+                }
+                if (r == 0)
+                        break;
+                size += (size_t) r;
+        }
+        if (fd != STDIN_FILENO)
+                close(fd);
+        buf[size] = 0;
+        *ret_buf = buf;
+        *ret_size = size;
+        return 0;
 }
 
 /* ---- commands ---------------------------------------------------------- */
@@ -571,10 +697,12 @@ static int cmd_write(const char *dev, size_t n) {
         return EXIT_OK;
 }
 
-/* Reads with bufsize-byte reads for seconds; the total is one reader's share. */
+/* Reads with bufsize-byte reads for seconds; the total is one reader's share.
+ * Each read is timed (a read cut by the deadline is not). */
 static int cmd_loop(const char *dev, unsigned seconds, size_t bufsize) {
-        static uint8_t buf[65536];
+        static uint8_t buf[1 << 20];
         uint64_t total = 0, reads = 0;
+        Latencies lat = { 0 };
         int64_t t0;
         int fd = open_dev("loop", dev, O_RDONLY);
 
@@ -584,6 +712,7 @@ static int cmd_loop(const char *dev, unsigned seconds, size_t bufsize) {
                 return EXIT_FAIL;
         t0 = now_us();
         while (!deadline_hit) {
+                int64_t t = now_us();
                 ssize_t r = read(fd, buf, bufsize);
 
                 if (r < 0 && errno == EINTR)
@@ -593,11 +722,15 @@ static int cmd_loop(const char *dev, unsigned seconds, size_t bufsize) {
                                total);
                         return EXIT_ERR;
                 }
+                latency_add(&lat, ms_since(t));
                 total += (uint64_t) r;
                 reads++;
         }
-        printf("OK loop %s: %" PRIu64 " bytes in %.1f s, %" PRIu64 " reads of up to %zu (uid=%d)\n", dev, total,
+        /* The bytes stay the 4th field: check 7 sums it. */
+        printf("OK loop %s: %" PRIu64 " bytes in %.1f s, %" PRIu64 " reads of up to %zu (uid=%d)", dev, total,
                ms_since(t0) / 1000.0, reads, bufsize, (int) getuid());
+        print_latencies(&lat);
+        printf("\n");
         return EXIT_OK;
 }
 
@@ -709,6 +842,633 @@ static int cmd_gone(unsigned ms, char **paths, int n) {
         return EXIT_OK;
 }
 
+/* A read of n bytes every interval_ms for seconds, as a program fetching a
+ * key now and then would; each is timed from its start until all n bytes
+ * came. Behind schedule, the next read starts at once rather than in a
+ * burst of catch-up reads. */
+static int cmd_tick(const char *dev, size_t n, unsigned interval_ms, unsigned seconds) {
+        uint8_t buf[4096];
+        Latencies lat = { 0 };
+        uint64_t total = 0;
+        int64_t t0, next, end;
+        int fd = open_dev("tick", dev, O_RDONLY);
+
+        if (fd < 0)
+                return EXIT_ERR;
+        if (n == 0 || n > sizeof(buf) || interval_ms == 0 || deadline_arm(seconds * 1000 + TICK_GRACE_MS) < 0)
+                return EXIT_FAIL;
+        t0 = now_us();
+        end = t0 + (int64_t) seconds * 1000000;
+        for (next = t0; next < end;) {
+                int64_t wait = next - now_us(), t;
+                size_t got = 0;
+
+                if (wait > 0)
+                        sleep_ms((unsigned) (wait / 1000));
+                t = now_us();
+                while (got < n) {
+                        ssize_t r = read(fd, buf + got, n - got);
+
+                        if (r < 0 && errno == EINTR && !deadline_hit)
+                                continue;
+                        if (r <= 0) {
+                                printf("ERR tick %s: %s after %.1f ms in read %zu (%" PRIu64 " bytes before)\n", dev,
+                                       r == 0 ? "EOF" : deadline_hit ? "TIMEOUT" : errname(errno), ms_since(t),
+                                       lat.n + 1, total);
+                                return EXIT_ERR;
+                        }
+                        got += (size_t) r;
+                }
+                latency_add(&lat, ms_since(t));
+                total += got;
+                next += (int64_t) interval_ms * 1000;
+                if (next < now_us())
+                        next = now_us();
+        }
+        printf("OK tick %s: %" PRIu64 " bytes in %zu reads of %zu every %u ms, %.1f s (uid=%d)", dev, total, lat.n,
+               n, interval_ms, ms_since(t0) / 1000.0, (int) getuid());
+        print_latencies(&lat);
+        printf("\n");
+        return EXIT_OK;
+}
+
+/* n readers park on dev, one open file each, in a process group of their
+ * own; on the script's SIGUSR2 they all get SIGKILL at once. A killed reader
+ * stays in D state until the daemon answers the kernel's interrupt, so
+ * "all reaped within limit_ms" is the daemon's doing. */
+static int cmd_killreaders(const char *dev, unsigned n, unsigned delay_ms, unsigned limit_ms) {
+        unsigned early = 0, waiting = 0, reaped = 0;
+        pid_t pids[MAX_READERS], group = 0;
+        int64_t t_kill, t_last = 0;
+        sigset_t old;
+        ReadResult r;
+        int pfd[2], fl;
+
+        if (n == 0 || n > MAX_READERS || pipe(pfd) < 0)
+                return EXIT_FAIL;
+        for (unsigned i = 0; i < n; i++) {
+                int fd = open_dev("killreaders", dev, O_RDONLY);
+
+                if (fd >= 0) {
+                        pids[i] = fork_reader(fd, 32, pfd[1], (int) i, false);
+                        close(fd);
+                }
+                if (fd < 0 || pids[i] < 0) {
+                        /* Readers already parked must not linger until their watchdog. */
+                        if (group > 0)
+                                kill(-group, SIGKILL);
+                        return fd < 0 ? EXIT_ERR : EXIT_FAIL;
+                }
+                if (group == 0)
+                        group = pids[i];
+                if (setpgid(pids[i], group) < 0) {
+                        printf("FAIL killreaders %s: setpgid: %s\n", dev, errname(errno));
+                        kill(-group, SIGKILL);
+                        return EXIT_FAIL;
+                }
+        }
+        close(pfd[1]);
+        sleep_ms(delay_ms);
+
+        fl = fcntl(pfd[0], F_GETFL);
+        fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
+        while (read_result(pfd[0], &r))
+                early++;
+        for (unsigned i = 0; i < n; i++)
+                if (proc_state(pids[i]) == 'S')
+                        waiting++;
+        go_prepare(&old);
+        printf("READY killreaders %s: %u of %u readers waiting after %u ms, %u answered\n", dev, waiting, n,
+               delay_ms, early);
+        go_wait(&old);
+
+        t_kill = now_us();
+        if (kill(-group, SIGKILL) < 0) {
+                printf("FAIL killreaders %s: kill(-%d, SIGKILL): %s\n", dev, (int) group, errname(errno));
+                return EXIT_FAIL;
+        }
+        while (reaped < n && now_us() - t_kill < (int64_t) limit_ms * 5000) {
+                pid_t w = waitpid(-group, NULL, WNOHANG);
+
+                if (w > 0) {
+                        reaped++;
+                        t_last = now_us() - t_kill;
+                } else if (w == 0)
+                        sleep_ms(1);
+                else if (errno != EINTR)
+                        break;
+        }
+        if (reaped < n) {
+                printf("ERR killreaders %s: %u of %u readers still there %u ms after SIGKILL\n", dev, n - reaped, n,
+                       limit_ms * 5);
+                return EXIT_ERR;
+        }
+        printf("%s killreaders %s: SIGKILL to %u readers (%u waiting): all gone after %.1f ms (limit %u ms)\n",
+               t_last <= (int64_t) limit_ms * 1000 ? "OK" : "ERR", dev, n, waiting, (double) t_last / 1000.0,
+               limit_ms);
+        return t_last <= (int64_t) limit_ms * 1000 ? EXIT_OK : EXIT_ERR;
+}
+
+/* Opens n files on dev (RLIMIT_NOFILE raised as far as needed), reads none,
+ * and keeps them until the script's SIGUSR2; then closes every one. */
+static int cmd_fds(const char *dev, unsigned n) {
+        struct rlimit rl;
+        int64_t t0;
+        double t_open;
+        sigset_t old;
+        int *fds;
+
+        if (n == 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return EXIT_FAIL;
+        if (rl.rlim_cur < (rlim_t) n + 64) {
+                rl.rlim_cur = (rlim_t) n + 64;
+                if (rl.rlim_max < rl.rlim_cur)
+                        rl.rlim_max = rl.rlim_cur;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                        printf("FAIL fds %s: RLIMIT_NOFILE %u: %s\n", dev, n + 64, errname(errno));
+                        return EXIT_FAIL;
+                }
+        }
+        fds = calloc(n, sizeof(*fds));
+        if (!fds)
+                return EXIT_FAIL;
+        t0 = now_us();
+        for (unsigned i = 0; i < n; i++) {
+                fds[i] = open(dev, O_RDONLY | O_CLOEXEC);
+                if (fds[i] < 0) {
+                        printf("ERR fds %s: %s on open after %u files (uid=%d)\n", dev, errname(errno), i,
+                               (int) getuid());
+                        return EXIT_ERR;
+                }
+        }
+        t_open = ms_since(t0);
+        go_prepare(&old);
+        printf("READY fds %s: %u files open in %.1f ms, none read (uid=%d)\n", dev, n, t_open, (int) getuid());
+        go_wait(&old);
+        t0 = now_us();
+        for (unsigned i = 0; i < n; i++)
+                close(fds[i]);
+        printf("OK fds %s: %u files opened in %.1f ms and closed in %.1f ms\n", dev, n, t_open, ms_since(t0));
+        return EXIT_OK;
+}
+
+/* CPU time of pid (all its threads) over ms, as a share of one CPU. */
+static int cpu_ticks(pid_t pid, uint64_t *ret) {
+        char path[64], buf[1024], *p;
+        unsigned long long utime, stime;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = 0;
+        /* Fields 14 and 15; comm (field 2) may hold spaces and ')'. */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+                return -EBADMSG;
+        *ret = utime + stime;
+        return 0;
+}
+
+static int cmd_cpu(pid_t pid, unsigned ms, unsigned limit_pct) {
+        long hz = sysconf(_SC_CLK_TCK);
+        uint64_t a, b;
+        int64_t t0;
+        double used, wall, pct;
+
+        if (hz <= 0 || ms == 0 || cpu_ticks(pid, &a) < 0) {
+                printf("FAIL cpu %d: cannot read /proc/%d/stat\n", (int) pid, (int) pid);
+                return EXIT_FAIL;
+        }
+        t0 = now_us();
+        sleep_ms(ms);
+        if (cpu_ticks(pid, &b) < 0) {
+                printf("ERR cpu %d: gone after %.1f ms\n", (int) pid, ms_since(t0));
+                return EXIT_ERR;
+        }
+        wall = ms_since(t0);
+        used = (double) (b - a) * 1000.0 / (double) hz;
+        pct = 100.0 * used / wall;
+        printf("%s cpu %d: %.0f ms of CPU in %.0f ms = %.1f %% (limit %u %%)\n", pct < limit_pct ? "OK" : "ERR",
+               (int) pid, used, wall, pct, limit_pct);
+        return pct < limit_pct ? EXIT_OK : EXIT_ERR;
+}
+
+/* ---- JSON ---------------------------------------------------------------
+ * A strict RFC 8259 parser of its own, so the status is checked by other
+ * code than the project's. Duplicate member names are an error: readers
+ * disagree about which one counts. */
+
+typedef enum JsonType {
+        JSON_NULL,
+        JSON_BOOL,
+        JSON_NUMBER,
+        JSON_STRING,
+        JSON_ARRAY,
+        JSON_OBJECT,
+} JsonType;
+
+typedef struct JsonNode {
+        JsonType type;
+        const char *key;  /* member name as written (no quotes), or NULL */
+        size_t key_len;
+        const char *text; /* the value as written; a string without its quotes */
+        size_t text_len;
+        int child, next;  /* first element or member, next sibling; -1: none */
+} JsonNode;
+
+typedef struct Json {
+        const char *p, *start, *end;
+        JsonNode *nodes;
+        int n, cap;
+        const char *error;
+        int depth, max_depth;
+} Json;
+
+static int json_node(Json *j, JsonType type) {
+        if (j->n == j->cap) {
+                int cap = j->cap ? j->cap * 2 : 256;
+                JsonNode *p = realloc(j->nodes, (size_t) cap * sizeof(*p));
+
+                if (!p) {
+                        j->error = "out of memory";
+                        return -1;
+                }
+                j->nodes = p;
+                j->cap = cap;
+        }
+        j->nodes[j->n] = (JsonNode) { .type = type, .child = -1, .next = -1 };
+        return j->n++;
+}
+
+static void json_space(Json *j) {
+        while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+                j->p++;
+}
+
+static bool json_fail(Json *j, const char *why) {
+        if (!j->error)
+                j->error = why;
+        return false;
+}
+
+static bool is_hex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/* A string at j->p; its text (quotes off, escapes kept) into ret. */
+static bool json_string(Json *j, const char **ret_text, size_t *ret_len) {
+        const char *s;
+
+        if (j->p >= j->end || *j->p != '"')
+                return json_fail(j, "expected a string");
+        s = ++j->p;
+        while (j->p < j->end && *j->p != '"') {
+                unsigned char c = (unsigned char) *j->p;
+
+                if (c < 0x20)
+                        return json_fail(j, "control character in a string");
+                if (c == '\\') {
+                        j->p++;
+                        if (j->p >= j->end)
+                                break;
+                        if (*j->p == 'u') {
+                                for (int i = 1; i <= 4; i++)
+                                        if (j->p + i >= j->end || !is_hex(j->p[i]))
+                                                return json_fail(j, "bad \\u escape");
+                                j->p += 4;
+                        } else if (!strchr("\"\\/bfnrt", *j->p))
+                                return json_fail(j, "bad escape");
+                }
+                j->p++;
+        }
+        if (j->p >= j->end)
+                return json_fail(j, "unterminated string");
+        *ret_text = s;
+        *ret_len = (size_t) (j->p - s);
+        j->p++;
+        return true;
+}
+
+static bool json_number(Json *j) {
+        if (j->p < j->end && *j->p == '-')
+                j->p++;
+        if (j->p < j->end && *j->p == '0')
+                j->p++;
+        else if (j->p < j->end && is_digit(*j->p))
+                while (j->p < j->end && is_digit(*j->p))
+                        j->p++;
+        else
+                return json_fail(j, "bad number");
+        if (j->p < j->end && *j->p == '.') {
+                j->p++;
+                if (j->p >= j->end || !is_digit(*j->p))
+                        return json_fail(j, "bad fraction");
+                while (j->p < j->end && is_digit(*j->p))
+                        j->p++;
+        }
+        if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+                j->p++;
+                if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+                        j->p++;
+                if (j->p >= j->end || !is_digit(*j->p))
+                        return json_fail(j, "bad exponent");
+                while (j->p < j->end && is_digit(*j->p))
+                        j->p++;
+        }
+        return true;
+}
+
+static bool json_literal(Json *j, const char *word) {
+        size_t len = strlen(word);
+
+        if ((size_t) (j->end - j->p) < len || memcmp(j->p, word, len) != 0)
+                return json_fail(j, "unexpected character");
+        j->p += len;
+        return true;
+}
+
+static int json_value(Json *j);
+
+/* Elements or members up to the closing bracket; links them under node. */
+static bool json_children(Json *j, int node, bool object) {
+        int last = -1;
+
+        j->p++;
+        json_space(j);
+        if (j->p < j->end && *j->p == (object ? '}' : ']')) {
+                j->p++;
+                return true;
+        }
+        for (;;) {
+                const char *key = NULL;
+                size_t key_len = 0;
+                int child;
+
+                json_space(j);
+                if (object) {
+                        if (!json_string(j, &key, &key_len))
+                                return false;
+                        for (int c = j->nodes[node].child; c >= 0; c = j->nodes[c].next)
+                                if (j->nodes[c].key_len == key_len && memcmp(j->nodes[c].key, key, key_len) == 0)
+                                        return json_fail(j, "duplicate member name");
+                        json_space(j);
+                        if (j->p >= j->end || *j->p != ':')
+                                return json_fail(j, "expected ':'");
+                        j->p++;
+                }
+                child = json_value(j);
+                if (child < 0)
+                        return false;
+                j->nodes[child].key = key;
+                j->nodes[child].key_len = key_len;
+                if (last < 0)
+                        j->nodes[node].child = child;
+                else
+                        j->nodes[last].next = child;
+                last = child;
+                json_space(j);
+                if (j->p < j->end && *j->p == ',') {
+                        j->p++;
+                        continue;
+                }
+                if (j->p < j->end && *j->p == (object ? '}' : ']')) {
+                        j->p++;
+                        return true;
+                }
+                return json_fail(j, object ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+}
+
+static int json_value(Json *j) {
+        const char *s;
+        bool ok;
+        int node;
+
+        json_space(j);
+        if (j->p >= j->end) {
+                json_fail(j, "unexpected end");
+                return -1;
+        }
+        s = j->p;
+        switch (*j->p) {
+        case '{':
+        case '[':
+                if (++j->depth > JSON_DEPTH_MAX) {
+                        json_fail(j, "nested too deep");
+                        return -1;
+                }
+                if (j->depth > j->max_depth)
+                        j->max_depth = j->depth;
+                node = json_node(j, *j->p == '{' ? JSON_OBJECT : JSON_ARRAY);
+                if (node < 0 || !json_children(j, node, *s == '{'))
+                        return -1;
+                j->depth--;
+                j->nodes[node].text = s;
+                j->nodes[node].text_len = (size_t) (j->p - s);
+                return node;
+        case '"':
+                node = json_node(j, JSON_STRING);
+                if (node < 0 || !json_string(j, &j->nodes[node].text, &j->nodes[node].text_len))
+                        return -1;
+                return node;
+        case 't':
+        case 'f':
+                node = json_node(j, JSON_BOOL);
+                ok = json_literal(j, *j->p == 't' ? "true" : "false");
+                break;
+        case 'n':
+                node = json_node(j, JSON_NULL);
+                ok = json_literal(j, "null");
+                break;
+        default:
+                node = json_node(j, JSON_NUMBER);
+                ok = json_number(j);
+                break;
+        }
+        if (node < 0 || !ok)
+                return -1;
+        j->nodes[node].text = s;
+        j->nodes[node].text_len = (size_t) (j->p - s);
+        return node;
+}
+
+/* Parses the whole of buf; false with j->error and j->p at the fault. */
+static bool json_parse(Json *j, const char *buf, size_t size) {
+        *j = (Json) { .p = buf, .start = buf, .end = buf + size };
+        if (json_value(j) < 0)
+                return false;
+        json_space(j);
+        return j->p == j->end || json_fail(j, "text after the value");
+}
+
+static bool text_is(const char *text, size_t len, const char *s, size_t s_len) {
+        return len == s_len && memcmp(text, s, len) == 0;
+}
+
+/* One step of a query over the node set in[]: a member name, an array
+ * index, "*" (every element or member), or "KEY=VALUE" (the array's objects
+ * whose member KEY is written VALUE). */
+static int json_step(const Json *j, const int *in, int n_in, const char *seg, size_t len, int *out) {
+        const char *eq = memchr(seg, '=', len);
+        char *end;
+        unsigned long index = strtoul(seg, &end, 10);
+        bool numeric = len > 0 && is_digit(*seg) && end == seg + len;
+        int n_out = 0;
+
+        for (int i = 0; i < n_in; i++) {
+                const JsonNode *node = &j->nodes[in[i]];
+                unsigned long k = 0;
+
+                if (node->type != JSON_ARRAY && node->type != JSON_OBJECT)
+                        continue;
+                for (int c = node->child; c >= 0; c = j->nodes[c].next, k++) {
+                        const JsonNode *child = &j->nodes[c];
+                        bool take;
+
+                        if (text_is(seg, len, "*", 1))
+                                take = true;
+                        else if (node->type == JSON_ARRAY && numeric)
+                                take = k == index;
+                        else if (node->type == JSON_ARRAY && eq) {
+                                take = false;
+                                for (int m = child->type == JSON_OBJECT ? child->child : -1; m >= 0;
+                                     m = j->nodes[m].next)
+                                        if (text_is(j->nodes[m].key, j->nodes[m].key_len, seg, (size_t) (eq - seg)) &&
+                                            text_is(j->nodes[m].text, j->nodes[m].text_len, eq + 1,
+                                                    len - (size_t) (eq - seg) - 1))
+                                                take = true;
+                        } else
+                                take = node->type == JSON_OBJECT && text_is(child->key, child->key_len, seg, len);
+                        if (take)
+                                out[n_out++] = c;
+                }
+        }
+        return n_out;
+}
+
+/* Validates the file; prints one OK/ERR line. */
+static int cmd_json(const char *path) {
+        char *buf;
+        size_t size;
+        Json j;
+        int r = slurp(path, &buf, &size);
+
+        if (r < 0) {
+                printf("FAIL json %s: %s\n", path, errname(-r));
+                return EXIT_FAIL;
+        }
+        if (!json_parse(&j, buf, size)) {
+                printf("ERR json %s: %s at byte %td of %zu: \"%.40s\"\n", path, j.error, j.p - j.start, size, j.p);
+                return EXIT_ERR;
+        }
+        printf("OK json %s: valid JSON, %zu bytes, %d values, depth %d\n", path, size, j.n, j.max_depth);
+        return EXIT_OK;
+}
+
+/* Prints the values a dotted query selects, one per line (strings without
+ * quotes, arrays and objects as written); nothing on stdout when the file
+ * is not JSON or nothing matched (exit 1, the reason on stderr). */
+static int cmd_jq(const char *path, const char *query) {
+        int *set, *next, n = 1, r;
+        char *buf;
+        size_t size;
+        Json j;
+
+        r = slurp(path, &buf, &size);
+        if (r < 0) {
+                fprintf(stderr, "FAIL jq %s: %s\n", path, errname(-r));
+                return EXIT_FAIL;
+        }
+        if (!json_parse(&j, buf, size)) {
+                fprintf(stderr, "ERR jq %s: not JSON: %s at byte %td\n", path, j.error, j.p - j.start);
+                return EXIT_ERR;
+        }
+        set = calloc((size_t) j.n, sizeof(*set));
+        next = calloc((size_t) j.n, sizeof(*next));
+        if (!set || !next)
+                return EXIT_FAIL;
+        set[0] = 0;
+        for (const char *q = query; *q && n > 0;) {
+                size_t len = strcspn(q, ".");
+                int *t;
+
+                n = json_step(&j, set, n, q, len, next);
+                t = set;
+                set = next;
+                next = t;
+                q += len;
+                if (*q == '.')
+                        q++;
+        }
+        if (n == 0) {
+                fprintf(stderr, "ERR jq %s: %s matches nothing\n", path, query);
+                return EXIT_ERR;
+        }
+        for (int i = 0; i < n; i++)
+                printf("%.*s\n", (int) j.nodes[set[i]].text_len, j.nodes[set[i]].text);
+        return EXIT_OK;
+}
+
+/* ---- raw captures ------------------------------------------------------- */
+
+static const uint8_t *rows_base;
+static size_t rows_len;
+
+static int cmp_row(const void *a, const void *b) {
+        return memcmp(rows_base + *(const size_t *) a * rows_len, rows_base + *(const size_t *) b * rows_len,
+                      rows_len);
+}
+
+/* A capture's size, the byte values it uses and how many of its rowlen-byte
+ * rows are distinct: a restarted source that replays the same samples
+ * after every restart shows as identical rows. */
+static int cmd_rows(const char *path, size_t rowlen) {
+        size_t size, n, distinct = 0, *order;
+        unsigned values = 0;
+        bool seen[256] = { false };
+        char *buf;
+        int r = slurp(path, &buf, &size);
+
+        if (r < 0) {
+                printf("ERR rows %s: %s\n", path, errname(-r));
+                return EXIT_ERR;
+        }
+        for (size_t i = 0; i < size; i++)
+                seen[(uint8_t) buf[i]] = true;
+        for (unsigned v = 0; v < 256; v++)
+                values += seen[v];
+        if (rowlen == 0 || size % rowlen != 0) {
+                printf("ERR rows %s: %zu bytes are no whole number of %zu-byte rows\n", path, size, rowlen);
+                return EXIT_ERR;
+        }
+        n = size / rowlen;
+        order = calloc(n ? n : 1, sizeof(*order));
+        if (!order)
+                return EXIT_FAIL;
+        for (size_t i = 0; i < n; i++)
+                order[i] = i;
+        rows_base = (const uint8_t *) buf;
+        rows_len = rowlen;
+        qsort(order, n, sizeof(*order), cmp_row);
+        for (size_t i = 0; i < n; i++)
+                if (i == 0 || cmp_row(&order[i - 1], &order[i]) != 0)
+                        distinct++;
+        printf("OK rows %s: %zu bytes, %u byte values, %zu rows of %zu, %zu distinct\n", path, size, values, n,
+               rowlen, distinct);
+        return EXIT_OK;
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 /* UID:GID[:G1,G2,...]: supplementary groups as a login would set them. */
@@ -751,7 +1511,15 @@ static void usage(void) {
                 "  loop DEV SECONDS BUFSIZE       read for SECONDS, report the total\n"
                 "  stream DEV BYTES SECONDS       copy to stdout (rate on stderr)\n"
                 "  waitread DEV N MS              wait for the node and its first bytes\n"
-                "  gone MS PATH...                wait until the paths disappear\n");
+                "  gone MS PATH...                wait until the paths disappear\n"
+                "  tick DEV N INTERVAL_MS SECONDS read N bytes every INTERVAL_MS, latency percentiles\n"
+                "  killreaders DEV N DELAY_MS LIMIT_MS  N parked readers; on SIGUSR2 all get SIGKILL\n"
+                "  fds DEV N                      open N files, close them on SIGUSR2\n"
+                "  cpu PID MS MAX_PERCENT         CPU time of PID over MS\n"
+                "  json FILE|-                    is it valid JSON\n"
+                "  jq FILE|- QUERY                values at a.b.0.c, a.*.c, a.KEY=VALUE.c\n"
+                "  rows FILE ROWLEN               size, byte values and distinct rows of a capture\n"
+                "  exec PROGRAM ARGS...           run PROGRAM (as -u; the watchdog stays armed)\n");
 }
 
 int main(int argc, char **argv) {
@@ -816,6 +1584,26 @@ int main(int argc, char **argv) {
                 return cmd_waitread(dev, ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "gone") == 0)
                 return cmd_gone((unsigned) strtoul(dev, NULL, 10), a, na);
+        if (strcmp(cmd, "tick") == 0 && na >= 3)
+                return cmd_tick(dev, ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
+        if (strcmp(cmd, "killreaders") == 0 && na >= 3)
+                return cmd_killreaders(dev, (unsigned) ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
+        if (strcmp(cmd, "fds") == 0 && na >= 1)
+                return cmd_fds(dev, (unsigned) ARG(0, 0));
+        if (strcmp(cmd, "cpu") == 0 && na >= 2)
+                return cmd_cpu((pid_t) strtol(dev, NULL, 10), (unsigned) ARG(0, 0), (unsigned) ARG(1, 0));
+        if (strcmp(cmd, "json") == 0)
+                return cmd_json(dev);
+        if (strcmp(cmd, "jq") == 0 && na >= 1)
+                return cmd_jq(dev, a[0]);
+        if (strcmp(cmd, "rows") == 0 && na >= 1)
+                return cmd_rows(dev, ARG(0, 0));
+        if (strcmp(cmd, "exec") == 0) {
+                /* The alarm survives exec: a hanging program ends with 142 too. */
+                execvp(dev, argv + optind + 1);
+                printf("FAIL exec %s: %s\n", dev, errname(errno));
+                return EXIT_FAIL;
+        }
 #undef ARG
         usage();
         return EXIT_FAIL;
