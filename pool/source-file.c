@@ -3,9 +3,10 @@
  * For tests (stuck, biased or good data through the real health tests and
  * conditioner) and for re-checking a capture made with `truerandomctl raw`.
  * One byte is one sample. At the end the source starts over when asked to
- * loop (a FIFO cannot, and ends), else read() returns -ENODATA. A FIFO's
- * open and reads wait for its writer, as a test harness expects; only
- * regular files keep the ~1 s read bound.
+ * loop (a FIFO cannot, and ends), else read() returns -ENODATA. Opening never
+ * waits (a FIFO without a writer would hang whoever opens it: the daemon's
+ * loop); a FIFO's read waits at most 1 s for data and returns -EAGAIN
+ * until its first writer came, -ENODATA once its writers are gone.
  *
  * Pacing: with a rate, a read returns at most one second's worth of samples
  * and sleeps n / rate seconds first, so the output never exceeds the rate and
@@ -18,30 +19,41 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
 
 typedef struct FileSource {
         int fd;
         bool loop;
+        bool fifo;
+        bool had_data;   /* fifo: a writer delivered something */
         uint64_t rate;
 } FileSource;
 
 static int file_open(const SourceParams *p, void **ret_state) {
+        struct stat st;
         FileSource *f;
-        int fd;
+        int fd, r;
 
         if (!p || !p->path)
                 return -EINVAL;
-        fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
         f = calloc(1, sizeof(*f));
         if (!f) {
                 close(fd);
                 return -ENOMEM;
         }
         f->fd = fd;
+        f->fifo = S_ISFIFO(st.st_mode);
         f->loop = p->loop;
         f->rate = p->rate;
         *ret_state = f;
@@ -57,12 +69,22 @@ static void file_pace(const FileSource *f, size_t n) {
 }
 
 static ssize_t file_read_once(FileSource *f, uint8_t *buf, size_t n) {
+        struct pollfd pfd = { .fd = f->fd, .events = POLLIN };
         ssize_t r;
 
+        /* Linux reports no POLLHUP on a FIFO before its first writer. */
+        if (f->fifo && poll(&pfd, 1, 1000) == 0)
+                return -EAGAIN;
         do
                 r = read(f->fd, buf, n);
         while (r < 0 && errno == EINTR);
-        return r < 0 ? -errno : r;
+        if (r < 0)
+                return -errno;
+        if (f->fifo && r == 0 && !f->had_data)
+                return -EAGAIN;
+        if (r > 0)
+                f->had_data = true;
+        return r;
 }
 
 static ssize_t file_read(void *state, uint8_t *buf, size_t n) {

@@ -287,6 +287,33 @@ static void test_file_pacing(void **state) {
 
 /* ---- jitter --------------------------------------------------------------- */
 
+/* A FIFO without a writer must not hang whoever opens it (the daemon's
+ * loop): open returns at once, reads say "later" until a writer came, and
+ * "ended" once it is gone. */
+static void test_file_fifo(void **state) {
+        char path[] = "/tmp/truerandom-fifo-XXXXXX";
+        uint8_t buf[16];
+        void *s;
+        int w;
+
+        assert_non_null(mkdtemp(path));
+        strcat(path, "/fifo");
+        assert_int_equal(mkfifo(path, 0600), 0);
+        assert_int_equal(source_file.open(&(SourceParams){ .path = path }, &s), 0);
+        assert_int_equal(source_file.read(s, buf, sizeof(buf)), -EAGAIN);
+        w = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(w >= 0);
+        assert_int_equal(write(w, "abc", 3), 3);
+        assert_int_equal(source_file.read(s, buf, sizeof(buf)), 3);
+        assert_memory_equal(buf, "abc", 3);
+        close(w);
+        assert_int_equal(source_file.read(s, buf, sizeof(buf)), -ENODATA);
+        source_file.close(s);
+        unlink(path);
+        *strrchr(path, '/') = '\0';
+        rmdir(path);
+}
+
 static void test_jitter_gcd(void **state) {
         const uint64_t tsc26[] = { 26 * 83, 26 * 101, 26 * 64, 26 * 97 };
         const uint64_t with_zero[] = { 0, 21 * 5, 0, 21 * 7 };
@@ -568,6 +595,7 @@ int main(void) {
                 cmocka_unit_test_setup(test_file_loops, reset_fake),
                 cmocka_unit_test_setup(test_file_errors, reset_fake),
                 cmocka_unit_test_setup(test_file_pacing, reset_fake),
+                cmocka_unit_test_setup(test_file_fifo, reset_fake),
                 cmocka_unit_test_setup(test_jitter_gcd, reset_fake),
                 cmocka_unit_test_setup(test_jitter_samples, reset_fake),
                 cmocka_unit_test_setup(test_rdseed_matches_cpuid, reset_fake),
