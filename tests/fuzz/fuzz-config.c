@@ -1,0 +1,189 @@
+/* fuzz-config.c - config_load() on arbitrary files.
+ *
+ * The input is the file, written to a memfd and loaded by its /proc path.
+ * Checks: an error leaves the caller's Config untouched and says
+ * "PATH:LINE: reason" (a line the file has) or "PATH: reason"; an accepted
+ * file satisfies every rule config.h documents; and it round-trips: the
+ * Config written back as INI loads to the same Config. config_done() runs
+ * on every loaded Config, so LeakSanitizer sees every string.
+ * Flow: libFuzzer -> [harness] -> config (libinih). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+#include "fuzz.h"
+
+static int input_fd = -1, copy_fd = -1;
+static char input_path[64], copy_path[64];
+
+static int open_memfd(const char *name, char path[static 64]) {
+        int fd = memfd_create(name, MFD_CLOEXEC);
+
+        if (fd < 0)
+                abort();
+        snprintf(path, 64, "/proc/self/fd/%d", fd);
+        return fd;
+}
+
+static void store(int fd, const void *data, size_t size) {
+        if (ftruncate(fd, 0) < 0 || (size > 0 && pwrite(fd, data, size, 0) != (ssize_t) size))
+                abort();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+        input_fd = open_memfd("fuzz-config", input_path);
+        copy_fd = open_memfd("fuzz-config-copy", copy_path);
+        return 0;
+}
+
+static bool str_eq(const char *a, const char *b) {
+        return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool name_ok(const char *s) {
+        size_t n = s ? strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") : 0;
+
+        return n > 0 && n <= 64 && s[n] == '\0' && s[0] != '.' && s[0] != '-';
+}
+
+/* What config.h promises about any Config it hands out. */
+static void check_valid(const Config *c) {
+        FUZZ_CHECK(name_ok(c->trng_name) && name_ok(c->random_name) && name_ok(c->urandom_name));
+        FUZZ_CHECK(!c->null_name || name_ok(c->null_name));
+        FUZZ_CHECK(strcmp(c->trng_name, c->random_name) != 0);
+        FUZZ_CHECK(strcmp(c->trng_name, c->urandom_name) != 0);
+        FUZZ_CHECK(strcmp(c->random_name, c->urandom_name) != 0);
+        FUZZ_CHECK(!c->null_name || (strcmp(c->null_name, c->trng_name) != 0 &&
+                                     strcmp(c->null_name, c->random_name) != 0 &&
+                                     strcmp(c->null_name, c->urandom_name) != 0));
+        FUZZ_CHECK(c->group && *c->group);
+        FUZZ_CHECK(c->trng_mode <= 0777 && c->random_mode <= 0777);
+        FUZZ_CHECK(c->max_parked >= 1);
+        FUZZ_CHECK(c->store_blocks >= 1 && c->low_water < c->store_blocks);
+        FUZZ_CHECK(c->min_healthy >= 1 && c->min_healthy < _CONFIG_SOURCE_MAX);
+        FUZZ_CHECK(c->reseed_interval >= 1);
+        FUZZ_CHECK(c->socket_path && c->socket_path[0] == '/');
+        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *s = &c->source[i];
+
+                FUZZ_CHECK(s->credit_mbits <= 8000);
+                FUZZ_CHECK(!s->path || s->path[0] == '/');
+        }
+        FUZZ_CHECK(c->source[CONFIG_SOURCE_KERNEL].credit_mbits == 0);
+        FUZZ_CHECK(c->source[CONFIG_SOURCE_HWRNG].path);
+        FUZZ_CHECK(c->source[CONFIG_SOURCE_JITTER].jitter_buffer % 1024 == 0);
+        if (c->source[CONFIG_SOURCE_FILE].enable)
+                FUZZ_CHECK(c->source[CONFIG_SOURCE_FILE].path && c->source[CONFIG_SOURCE_FILE].credit_mbits > 0);
+}
+
+static void check_equal(const Config *a, const Config *b) {
+        FUZZ_CHECK(str_eq(a->trng_name, b->trng_name) && str_eq(a->random_name, b->random_name) &&
+                   str_eq(a->urandom_name, b->urandom_name) && str_eq(a->null_name, b->null_name) &&
+                   str_eq(a->group, b->group) && str_eq(a->socket_path, b->socket_path));
+        FUZZ_CHECK(a->trng_mode == b->trng_mode && a->random_mode == b->random_mode && a->dropin == b->dropin &&
+                   a->max_parked == b->max_parked);
+        FUZZ_CHECK(a->store_blocks == b->store_blocks && a->low_water == b->low_water &&
+                   a->min_healthy == b->min_healthy && a->start_delay_ms == b->start_delay_ms &&
+                   a->reseed_interval == b->reseed_interval);
+        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *x = &a->source[i], *y = &b->source[i];
+
+                FUZZ_CHECK(x->enable == y->enable && x->credit_mbits == y->credit_mbits && str_eq(x->path, y->path) &&
+                           x->loop == y->loop && x->rate == y->rate && x->jitter_buffer == y->jitter_buffer &&
+                           x->jitter_accesses == y->jitter_accesses);
+        }
+}
+
+static const char *yn(bool b) {
+        return b ? "yes" : "no";
+}
+
+/* The Config as a file that sets every key. */
+static char *write_back(const Config *c, size_t *ret_size) {
+        const SourceConfig *j = &c->source[CONFIG_SOURCE_JITTER], *r = &c->source[CONFIG_SOURCE_RDSEED],
+                           *h = &c->source[CONFIG_SOURCE_HWRNG], *k = &c->source[CONFIG_SOURCE_KERNEL],
+                           *f = &c->source[CONFIG_SOURCE_FILE];
+        char *text = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+
+        FUZZ_CHECK(out);
+        fprintf(out, "[device]\ntrng_name=%s\nrandom_name=%s\nurandom_name=%s\ngroup=%s\n",
+                c->trng_name, c->random_name, c->urandom_name, c->group);
+        fprintf(out, "trng_mode=%04o\nrandom_mode=%04o\ndropin=%s\nmax_parked=%u\nnull_name=%s\n",
+                (unsigned) c->trng_mode, (unsigned) c->random_mode, yn(c->dropin), c->max_parked,
+                c->null_name ? c->null_name : "none");
+        fprintf(out, "[pool]\nstore_blocks=%u\nlow_water=%u\nmin_healthy=%u\nstart_delay_ms=%u\n",
+                c->store_blocks, c->low_water, c->min_healthy, c->start_delay_ms);
+        fprintf(out, "[crng]\nreseed_interval=%u\n[control]\nsocket=%s\n", c->reseed_interval, c->socket_path);
+        fprintf(out, "[source.jitter]\nenable=%s\ncredit=%u.%03u\nbuffer_kib=%zu\naccesses=%u\n", yn(j->enable),
+                j->credit_mbits / 1000, j->credit_mbits % 1000, j->jitter_buffer / 1024, j->jitter_accesses);
+        fprintf(out, "[source.rdseed]\nenable=%s\ncredit=%u.%03u\n", yn(r->enable), r->credit_mbits / 1000,
+                r->credit_mbits % 1000);
+        fprintf(out, "[source.hwrng]\nenable=%s\ncredit=%u.%03u\npath=%s\n", yn(h->enable),
+                h->credit_mbits / 1000, h->credit_mbits % 1000, h->path);
+        fprintf(out, "[source.kernel]\nenable=%s\n", yn(k->enable));
+        fprintf(out, "[source.file]\nenable=%s\ncredit=%u.%03u\npath=%s\nloop=%s\nrate=%llu\n",
+                yn(f->enable), f->credit_mbits / 1000, f->credit_mbits % 1000, f->path ? f->path : "none",
+                yn(f->loop), (unsigned long long) f->rate);
+        FUZZ_CHECK(fclose(out) == 0);
+        *ret_size = size;
+        return text;
+}
+
+static unsigned count_lines(const uint8_t *data, size_t size) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < size; i++)
+                n += data[i] == '\n';
+        return n + 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        Config c, untouched, again;
+        char *error = NULL, *text;
+        size_t text_size, plen = strlen(input_path);
+        int r;
+
+        store(input_fd, data, size);
+        memset(&c, 0x5a, sizeof(c));
+        untouched = c;
+        r = config_load(input_path, false, &c, &error);
+        if (r < 0) {
+                FUZZ_CHECK(r == -EINVAL || r == -ENOMEM);
+                FUZZ_CHECK(memcmp(&c, &untouched, sizeof(c)) == 0);
+                FUZZ_CHECK(error && strncmp(error, input_path, plen) == 0 && error[plen] == ':');
+                if (error[plen + 1] != ' ') {
+                        char *end;
+                        unsigned long line = strtoul(error + plen + 1, &end, 10);
+
+                        FUZZ_CHECK(end != error + plen + 1 && end[0] == ':' && end[1] == ' ');
+                        FUZZ_CHECK(line >= 1 && line <= count_lines(data, size));
+                }
+                free(error);
+                return 0;
+        }
+        FUZZ_CHECK(r == 0 && !error);
+        check_valid(&c);
+
+        /* Every accepted value survives being written back. A string value
+         * goes back as "key=value", no longer than the line it came from,
+         * so the copy cannot trip the line length limit. */
+        text = write_back(&c, &text_size);
+        store(copy_fd, text, text_size);
+        r = config_load(copy_path, false, &again, &error);
+        if (r < 0)
+                fprintf(stderr, "written back:\n%s\nrefused: %s\n", text, error ? error : "?");
+        FUZZ_CHECK(r == 0);
+        check_equal(&c, &again);
+        free(text);
+        config_done(&again);
+        config_done(&c);
+        return 0;
+}

@@ -1,0 +1,277 @@
+/* fuzz-ctlproto.c - the control protocol's parsers on arbitrary packets.
+ *
+ * The first byte picks the parser, the rest is the packet, copied to a heap
+ * buffer of exactly its size (the parsers take no NUL for granted, so a read
+ * past it is an ASan report):
+ *   request  ctl_request_parse(), what the daemon reads from any local user
+ *   reply    ctl_reply_parse(), what truerandomctl reads from the socket
+ *   json     ctl_json_parse() and ctl_status_render(), the status payload
+ * Checks: a failed parse leaves its output alone; an accepted packet
+ * round-trips through the matching formatter (requests and replies) or a
+ * printer kept here (JSON) to the same value; the rendered status keeps to
+ * printable ASCII lines of at most 80 columns.
+ * Flow: libFuzzer -> [harness] -> ctlproto. */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/ctlproto.h"
+#include "fuzz.h"
+
+static void fuzz_request(const uint8_t *msg, size_t size) {
+        CtlRequest req, untouched, again;
+        const char *reason = NULL;
+        char buf[CTL_REQUEST_MAX + 1];
+        ssize_t n;
+        int r;
+
+        memset(&req, 0x5a, sizeof(req));
+        untouched = req;
+        r = ctl_request_parse(msg, size, &req, &reason);
+        if (r < 0) {
+                FUZZ_CHECK(r == -EMSGSIZE || r == -EPROTONOSUPPORT || r == -EBADMSG);
+                FUZZ_CHECK(reason && *reason);
+                FUZZ_CHECK(memcmp(&req, &untouched, sizeof(req)) == 0);
+                return;
+        }
+        FUZZ_CHECK(r == 0 && (unsigned) req.command < _CTL_COMMAND_MAX);
+        if (req.command == CTL_COMMAND_RAW)
+                FUZZ_CHECK(req.source[0] && req.samples >= 1 && req.samples <= CTL_RAW_SAMPLES_MAX &&
+                           req.rows >= 1 && req.rows <= CTL_RAW_ROWS_MAX);
+
+        n = ctl_request_format(&req, buf, sizeof(buf));
+        FUZZ_CHECK(n > 0 && (size_t) n <= CTL_REQUEST_MAX);
+        FUZZ_CHECK(ctl_request_parse(buf, (size_t) n, &again, NULL) == 0);
+        FUZZ_CHECK(again.command == req.command);
+        if (req.command == CTL_COMMAND_RAW)
+                FUZZ_CHECK(strcmp(again.source, req.source) == 0 && again.samples == req.samples &&
+                           again.rows == req.rows);
+}
+
+static void fuzz_reply(const uint8_t *msg, size_t size) {
+        static uint8_t buf[CTL_REPLY_MAX];
+        CtlReply rep, untouched, again;
+        ssize_t n;
+        int r;
+
+        memset(&rep, 0x5a, sizeof(rep));
+        untouched = rep;
+        r = ctl_reply_parse(msg, size, &rep);
+        if (r < 0) {
+                FUZZ_CHECK(r == -EMSGSIZE || r == -EBADMSG);
+                FUZZ_CHECK(memcmp(&rep, &untouched, sizeof(rep)) == 0);
+                return;
+        }
+        FUZZ_CHECK(r == 0 && (unsigned) rep.kind < _CTL_REPLY_KIND_MAX);
+        FUZZ_CHECK(!rep.payload || (rep.payload >= msg && rep.payload + rep.payload_size <= msg + size));
+        FUZZ_CHECK(rep.payload || rep.payload_size == 0);
+
+        switch (rep.kind) {
+        case CTL_REPLY_OK:
+        case CTL_REPLY_DATA:
+                n = ctl_reply_format(rep.kind, rep.payload, rep.payload_size, buf, sizeof(buf));
+                break;
+        case CTL_REPLY_ERROR:
+                FUZZ_CHECK((unsigned) rep.error < _CTL_ERROR_MAX);
+                FUZZ_CHECK(ctl_error_to_errno(rep.error) < 0);
+                /* The text may be cut and made printable: only the code must
+                 * come back. */
+                n = ctl_reply_format_error(rep.error, NULL, buf, sizeof(buf));
+                break;
+        case CTL_REPLY_START:
+                FUZZ_CHECK(rep.samples >= 1 && rep.samples <= CTL_RAW_SAMPLES_MAX && rep.rows >= 1 &&
+                           rep.rows <= CTL_RAW_ROWS_MAX);
+                n = ctl_reply_format_start(rep.samples, rep.rows, buf, sizeof(buf));
+                break;
+        default:
+                abort();
+        }
+        FUZZ_CHECK(n > 0);
+        FUZZ_CHECK(ctl_reply_parse(buf, (size_t) n, &again) == 0);
+        FUZZ_CHECK(again.kind == rep.kind);
+        switch (rep.kind) {
+        case CTL_REPLY_OK:
+        case CTL_REPLY_DATA:
+                FUZZ_CHECK(again.payload_size == rep.payload_size &&
+                           (rep.payload_size == 0 || memcmp(again.payload, rep.payload, rep.payload_size) == 0));
+                break;
+        case CTL_REPLY_ERROR:
+                FUZZ_CHECK(again.error == rep.error);
+                break;
+        case CTL_REPLY_START:
+                FUZZ_CHECK(again.samples == rep.samples && again.rows == rep.rows);
+                break;
+        default:
+                abort();
+        }
+}
+
+/* ---- JSON --------------------------------------------------------------------- */
+
+static void print_string(FILE *out, const char *s) {
+        fputc('"', out);
+        for (; *s; s++) {
+                unsigned char c = (unsigned char) *s;
+
+                if (c == '"' || c == '\\')
+                        fprintf(out, "\\%c", c);
+                else if (c < 0x20)
+                        fprintf(out, "\\u%04x", c);
+                else
+                        fputc(c, out);
+        }
+        fputc('"', out);
+}
+
+static void print_json(FILE *out, const CtlJson *j) {
+        switch (j->type) {
+        case CTL_JSON_NULL:
+                fputs("null", out);
+                break;
+        case CTL_JSON_BOOL:
+                fputs(j->boolean ? "true" : "false", out);
+                break;
+        case CTL_JSON_NUMBER:
+                /* 17 significant digits read back to the same double. */
+                fprintf(out, "%.17g", j->number);
+                break;
+        case CTL_JSON_STRING:
+                print_string(out, j->string);
+                break;
+        case CTL_JSON_ARRAY:
+        case CTL_JSON_OBJECT:
+                fputc(j->type == CTL_JSON_ARRAY ? '[' : '{', out);
+                for (const CtlJson *c = j->child; c; c = c->next) {
+                        if (c != j->child)
+                                fputc(',', out);
+                        if (j->type == CTL_JSON_OBJECT) {
+                                FUZZ_CHECK(c->key);
+                                print_string(out, c->key);
+                                fputc(':', out);
+                        } else
+                                FUZZ_CHECK(!c->key);
+                        print_json(out, c);
+                }
+                fputc(j->type == CTL_JSON_ARRAY ? ']' : '}', out);
+                break;
+        }
+}
+
+static bool json_equal(const CtlJson *a, const CtlJson *b) {
+        if (a->type != b->type)
+                return false;
+        if ((a->key || b->key) && (!a->key || !b->key || strcmp(a->key, b->key) != 0))
+                return false;
+        switch (a->type) {
+        case CTL_JSON_NULL:
+                return true;
+        case CTL_JSON_BOOL:
+                return a->boolean == b->boolean;
+        case CTL_JSON_NUMBER:
+                return a->number == b->number;
+        case CTL_JSON_STRING:
+                return strcmp(a->string, b->string) == 0;
+        case CTL_JSON_ARRAY:
+        case CTL_JSON_OBJECT:
+                for (a = a->child, b = b->child; a && b; a = a->next, b = b->next)
+                        if (!json_equal(a, b))
+                                return false;
+                return !a && !b;
+        }
+        return false;
+}
+
+static unsigned json_depth(const CtlJson *j) {
+        unsigned d = 0;
+
+        for (const CtlJson *c = j->child; c; c = c->next) {
+                unsigned k = json_depth(c);
+                d = k > d ? k : d;
+        }
+        return j->type == CTL_JSON_ARRAY || j->type == CTL_JSON_OBJECT ? d + 1 : d;
+}
+
+static void check_rendered(const char *text, size_t size) {
+        size_t column = 0;
+
+        for (size_t i = 0; i < size; i++) {
+                unsigned char c = (unsigned char) text[i];
+
+                if (c == '\n') {
+                        column = 0;
+                        continue;
+                }
+                FUZZ_CHECK(c >= 0x20 && c < 0x7f);
+                FUZZ_CHECK(++column <= 80);
+        }
+        FUZZ_CHECK(size == 0 || text[size - 1] == '\n');
+}
+
+static void fuzz_json(const uint8_t *msg, size_t size) {
+        CtlJson *j = NULL, *again = NULL;
+        char *text = NULL;
+        size_t text_size = 0;
+        FILE *out;
+        int r;
+
+        r = ctl_json_parse((const char *) msg, size, &j);
+        if (r < 0) {
+                FUZZ_CHECK(r == -EBADMSG || r == -ENOMEM);
+                FUZZ_CHECK(!j);
+                return;
+        }
+        FUZZ_CHECK(r == 0 && j && !j->key && !j->next);
+        FUZZ_CHECK(json_depth(j) <= CTL_JSON_DEPTH_MAX);
+        if (j->type == CTL_JSON_NUMBER)
+                FUZZ_CHECK(isfinite(j->number));
+
+        out = open_memstream(&text, &text_size);
+        FUZZ_CHECK(out);
+        print_json(out, j);
+        FUZZ_CHECK(fclose(out) == 0);
+        r = ctl_json_parse(text, text_size, &again);
+        if (r < 0)
+                fprintf(stderr, "printed back: %s\n", text);
+        FUZZ_CHECK(r == 0);
+        FUZZ_CHECK(json_equal(j, again));
+        free(text);
+        ctl_json_free(again);
+
+        text = NULL;
+        text_size = 0;
+        out = open_memstream(&text, &text_size);
+        FUZZ_CHECK(out);
+        r = ctl_status_render(j, out);
+        FUZZ_CHECK(fclose(out) == 0);
+        FUZZ_CHECK(r == 0 || r == -EBADMSG);
+        if (r == -EBADMSG)
+                FUZZ_CHECK(text_size == 0);
+        check_rendered(text, text_size);
+        free(text);
+        ctl_json_free(j);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        uint8_t *msg;
+        uint8_t which;
+
+        if (size == 0)
+                return 0;
+        which = data[0] % 3;
+        size--;
+        msg = malloc(size > 0 ? size : 1);
+        FUZZ_CHECK(msg);
+        memcpy(msg, data + 1, size);
+        if (which == 0)
+                fuzz_request(msg, size);
+        else if (which == 1)
+                fuzz_reply(msg, size);
+        else
+                fuzz_json(msg, size);
+        free(msg);
+        return 0;
+}
