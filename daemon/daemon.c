@@ -60,6 +60,12 @@ static void wake_from_collector(void *userdata) {
         (void)!write(d->wake_fd, &one, sizeof(one));
 }
 
+/* Secrets live in locked memory: an allocation failure there is most often
+ * RLIMIT_MEMLOCK, so say where to look. */
+static const char *memlock_hint(int r) {
+        return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
+}
+
 static SourceParams source_params(const SourceConfig *sc) {
         return (SourceParams){
                 .path = sc->path,
@@ -236,7 +242,7 @@ static int create_collectors(Daemon *d) {
                 r = collector_new(ops, &p, sc->credit_mbits, i, d->store, wake_from_collector, d,
                                   &d->sources[i].collector);
                 if (r < 0)
-                        return log_error_errno(r, "source %s", config_source_name(i));
+                        return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
                 collector_get_stats(d->sources[i].collector, &d->sources[i].last);
                 d->sources[i].passed_startup = false;
                 if (d->sources[i].last.state == SOURCE_UNAVAILABLE)
@@ -571,7 +577,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
 
         r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
         if (r < 0) {
-                log_error_errno(r, "allocating the block store (locked memory: check LimitMEMLOCK)");
+                log_error_errno(r, "allocating the block store%s", memlock_hint(r));
                 goto fail;
         }
         /* The unseeded CRNG starts from the kernel's: best effort output for
@@ -584,7 +590,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         r = crng_new(initial, CRNG_BUFFER, &d->crng);
         sodium_memzero(initial, sizeof(initial));
         if (r < 0) {
-                log_error_errno(r, "allocating the CRNG (locked memory: check LimitMEMLOCK)");
+                log_error_errno(r, "allocating the CRNG%s", memlock_hint(r));
                 goto fail;
         }
         r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked,
@@ -594,7 +600,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                         &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);
         if (r < 0) {
-                log_error_errno(r, "creating the devices");
+                log_error_errno(r, "creating the devices%s", memlock_hint(r));
                 goto fail;
         }
 

@@ -41,6 +41,7 @@ typedef struct Jitter {
         uint64_t walk;         /* xorshift state choosing addresses */
         uint64_t last;         /* timestamp that ended the previous sample */
         uint64_t gcd;
+        uint64_t (*clock)(void);
 } Jitter;
 
 static uint64_t gcd2(uint64_t a, uint64_t b) {
@@ -60,7 +61,7 @@ uint64_t source_jitter_gcd(const uint64_t *deltas, size_t n) {
         return g;
 }
 
-static inline uint64_t jitter_clock(void) {
+static uint64_t jitter_clock_default(void) {
 #if defined(__x86_64__) || defined(__i386__)
         return __rdtsc();
 #else
@@ -84,7 +85,7 @@ static uint64_t jitter_delta(Jitter *j) {
                 j->buffer[x & j->mask] += (uint8_t) x;
         }
         j->walk = x;
-        now = jitter_clock();
+        now = j->clock();
         d = now - j->last;
         j->last = now;
         return d;
@@ -115,10 +116,11 @@ static int jitter_open(const SourceParams *p, void **ret_state) {
         memset((void *) j->buffer, 0x5a, size);
         j->mask = size - 1;
         j->accesses = accesses;
-        j->walk = 0x9e3779b97f4a7c15ULL ^ jitter_clock();
+        j->clock = p && p->jitter_clock ? p->jitter_clock : jitter_clock_default;
+        j->walk = 0x9e3779b97f4a7c15ULL ^ j->clock();
         if (j->walk == 0)
                 j->walk = 1;
-        j->last = jitter_clock();
+        j->last = j->clock();
 
         for (size_t i = 0; i < JITTER_GCD_SAMPLES; i++)
                 deltas[i] = jitter_delta(j);

@@ -26,6 +26,8 @@ typedef struct SourceParams {
         uint64_t rate;             /* file: samples per second, 0 = unlimited */
         size_t jitter_buffer;      /* jitter: buffer bytes, 0 = 4 MiB */
         unsigned jitter_accesses;  /* jitter: accesses between clock reads, 0 = 64 */
+        uint64_t (*jitter_clock)(void); /* jitter: NULL = rdtsc (x86) or CLOCK_MONOTONIC;
+                                         * fault injection gives a clock that stalls */
 } SourceParams;
 
 typedef struct SourceOps {

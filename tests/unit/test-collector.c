@@ -371,6 +371,93 @@ static void test_good_then_stuck_purges(void **state) {
         free(data);
 }
 
+/* A source good for an hour (36,000,000 samples: an hour of a 10 KB/s
+ * hwrng, replayed fast) and then stuck: disabled within one read of the
+ * fault, every unserved block of its purged, nothing left to serve. */
+static void test_hour_of_good_then_stuck(void **state) {
+        const size_t good = 36000000, stuck = 8192;
+        uint8_t *data = make_samples(good, stuck, 3600);
+        CollectorStats st;
+        StoreStats ss;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, good + stuck);
+        free(data);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(1024, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 4000, 6, s, NULL, NULL, &c), 0);
+
+        step_until(c, good);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        assert_int_equal(store_fill(s), 1024);
+
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
+        assert_int_equal(st.permanent_rct, 1);
+        /* Stopped within the read that met the cutoff (16 samples at 4 bits). */
+        assert_true(st.samples <= good + 4096);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.fill, 0);
+        assert_int_equal(ss.blocks_purged, 1024);
+        /* Disabled for good: no more reads, however often it is stepped. */
+        assert_int_equal(collector_step(c, 4096), -ENODEV);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+}
+
+/* A clock that advances in steps of 26 with varying deltas, then stands
+ * still after `clock_freeze` reads. */
+static atomic_ulong clock_reads;
+static unsigned long clock_freeze;
+
+static uint64_t fake_clock(void) {
+        static uint64_t now = 1000;
+        unsigned long n = atomic_fetch_add(&clock_reads, 1);
+
+        if (n < clock_freeze)
+                now += 26 * (1 + ((n * 2654435761UL) >> 7) % 251);
+        return now;
+}
+
+static void test_jitter_clock_stands_still(void **state) {
+        SourceParams p = { .jitter_buffer = 65536, .jitter_clock = fake_clock };
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        void *j;
+
+        /* Standing still from the start: nothing to measure, no source. */
+        atomic_store(&clock_reads, 0);
+        clock_freeze = 0;
+        assert_int_equal(source_jitter.open(&p, &j), -ENODEV);
+
+        /* Standing still later: its samples are all zero, the repetition
+         * count test disables it, and it reads no more. */
+        atomic_store(&clock_reads, 0);
+        clock_freeze = 40000;
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_jitter, &p, 150, 7, s, NULL, NULL, &c), 0);
+        while (collector_step(c, 4096) > 0)
+                ;
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
+        assert_int_equal(st.permanent_rct, 1);
+        assert_true(st.blocks > 0);
+        assert_int_equal(store_fill(s), 0);
+        assert_int_equal(collector_step(c, 4096), -ENODEV);
+        collector_free(c);
+        store_free(s);
+}
+
 static void test_intermittent_recovers(void **state) {
         const size_t good = 50000, run = 12;
         uint8_t *data = make_samples(2 * good + run, 0, 31337);
@@ -714,6 +801,8 @@ int main(void) {
                 cmocka_unit_test_setup(test_store_full_drops_blocks, reset_fake),
                 cmocka_unit_test_setup(test_stuck_source_disabled, reset_fake),
                 cmocka_unit_test_setup(test_good_then_stuck_purges, reset_fake),
+                cmocka_unit_test_setup(test_hour_of_good_then_stuck, reset_fake),
+                cmocka_unit_test_setup(test_jitter_clock_stands_still, reset_fake),
                 cmocka_unit_test_setup(test_intermittent_recovers, reset_fake),
                 cmocka_unit_test_setup(test_hwrng_errors_step, reset_fake),
                 cmocka_unit_test_setup(test_hwrng_errors_back_off, reset_fake),
