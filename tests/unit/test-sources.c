@@ -291,7 +291,7 @@ static void test_file_pacing(void **state) {
  * loop): open returns at once, reads say "later" until a writer came, and
  * "ended" once it is gone. */
 static void test_file_fifo(void **state) {
-        char path[] = "/tmp/truerandom-fifo-XXXXXX";
+        char path[64] = "/tmp/truerandom-fifo-XXXXXX";
         uint8_t buf[16];
         void *s;
         int w;
