@@ -13,6 +13,7 @@
 #include "pool/store.h"
 
 #define CRNG_BUFFER 8192U
+#define STATUS_INTERVAL_USEC 1000000ULL
 
 typedef struct SourceSlot {
         Collector *collector;        /* NULL: not configured, or kernel */
@@ -38,7 +39,7 @@ struct Daemon {
 
         sd_event *event;
         sd_event_source *sig_term, *sig_int, *sig_hup;
-        sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer;
+        sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer, *status_timer;
         int wake_fd;
 
         Store *store;
@@ -58,7 +59,8 @@ struct Daemon {
         bool stopping;
         bool privileges_dropped;
         int exit_code;
-        char status[256];
+        char status[256];            /* the STATUS= line last sent */
+        uint64_t status_usec;        /* when it was sent */
 };
 
 /* status.c */

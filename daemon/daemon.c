@@ -34,6 +34,12 @@
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 
+/* Nodes belong to root; not running as root (a test), keep the owner and set
+ * group and mode only. */
+static uid_t node_owner(void) {
+        return geteuid() == 0 ? 0 : (uid_t)-1;
+}
+
 static int resolve_group(const char *group, gid_t *ret) {
         char *end;
         unsigned long v;
@@ -99,6 +105,7 @@ static int drop_capabilities(void) {
 /* status, readiness                                                   */
 
 static void update_status(Daemon *d) {
+        uint64_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
         char line[sizeof(d->status)];
@@ -119,10 +126,27 @@ static void update_status(Daemon *d) {
         snprintf(line, sizeof(line), "%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
                  d->stopping ? "stopping" : d->ready ? "serving" : "starting", healthy, credited, st.fill,
                  st.capacity, parked, crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
-        if (strcmp(line, d->status) == 0)
+        if (strcmp(line, d->status) == 0) {
+                (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
                 return;
+        }
+        /* The fill changes with every block: tell systemd at most once a
+         * second (a state change at once), the rest from the timer. */
+        now = daemon_now_usec();
+        if (strncmp(line, d->status, strcspn(line, ":") + 1) == 0 && now < d->status_usec + STATUS_INTERVAL_USEC) {
+                (void)sd_event_source_set_time(d->status_timer, d->status_usec + STATUS_INTERVAL_USEC);
+                (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_ONESHOT);
+                return;
+        }
         memcpy(d->status, line, sizeof(line));
+        d->status_usec = now;
+        (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
         sd_notifyf(false, "STATUS=%s", d->status);
+}
+
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        update_status(userdata);
+        return 0;
 }
 
 static void check_ready(Daemon *d) {
@@ -358,7 +382,7 @@ static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
         CuseDevParams p = {
                 .name = name,
                 .dev_dir = d->hooks.dev_dir ? d->hooks.dev_dir : "/dev",
-                .uid = 0,
+                .uid = node_owner(),
                 .gid = gid,
                 .mode = mode,
         };
@@ -376,9 +400,6 @@ static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
                         log_error_errno(r, "cannot open /dev/cuse");
                 return r;
         }
-        /* Not root (a test): keep the owner, set group and mode only. */
-        if (geteuid() != 0)
-                p.uid = (uid_t)-1;
         r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
         if (r < 0)
                 return log_error_errno(r, "creating /dev/%s", name);
@@ -437,7 +458,7 @@ static int apply_config(Daemon *d, Config *c) {
         for (size_t i = 0; i < d->n_devices; i++) {
                 CuseDev *dev = d->devices[i].dev;
                 bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
-                r = cusedev_set_node(dev, 0, trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
+                r = cusedev_set_node(dev, node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
                 if (r < 0)
                         log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
         }
@@ -626,6 +647,10 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         r = sd_event_add_io(d->event, &d->wake_source, d->wake_fd, EPOLLIN, on_wake, d);
         if (r < 0)
                 goto fail;
+        r = sd_event_add_time(d->event, &d->status_timer, CLOCK_MONOTONIC, 0, 0, on_status_timer, d);
+        if (r < 0)
+                goto fail;
+        (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
                                        (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
         if (r < 0)
@@ -716,6 +741,7 @@ Daemon *daemon_free(Daemon *d) {
         d->store = store_free(d->store);
         d->wake_source = sd_event_source_disable_unref(d->wake_source);
         d->reseed_timer = sd_event_source_disable_unref(d->reseed_timer);
+        d->status_timer = sd_event_source_disable_unref(d->status_timer);
         d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
         d->start_timer = sd_event_source_disable_unref(d->start_timer);
         d->sig_term = sd_event_source_disable_unref(d->sig_term);
