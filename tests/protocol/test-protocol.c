@@ -487,10 +487,12 @@ static double fair_share(unsigned a, unsigned b) {
         uint64_t bytes[2] = { 0, 0 };
         double share;
 
-        /* 40 samples make a block: 80000 samples/s is ~2000 blocks/s, far
+        /* 40 samples make a block: 40000 samples/s is ~1000 blocks/s, far
          * fewer than 16 readers of 4 KiB ask, so the daemon's queue decides
-         * who gets them. */
-        h->config.source[CONFIG_SOURCE_FILE].rate = 80000;
+         * who gets them, and slow enough that the test re-asks for every
+         * answered reader before the next blocks come, even on a busy
+         * machine (else a uid's queue runs dry and the other takes all). */
+        h->config.source[CONFIG_SOURCE_FILE].rate = 40000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         for (unsigned i = 0; i < a + b; i++)
