@@ -20,16 +20,14 @@
  * samples of it, so the bytes form the row-major R x N matrix that
  * SP 800-90B's restart test (ea_restart) reads.
  *
- * Besides the wire format, the client's side of the status payload lives
- * here: a small strict JSON reader and the 80-column rendering, so both can
- * be tested without a daemon. Pure functions; no I/O but the FILE given.
+ * This module is the wire format only; the status payload is read by
+ * ctlstatus.h and shown by ctlrender.h. Pure functions, no I/O.
  * Flow: truerandomctl -> [ctlproto] -> socket -> control -> daemon. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #define CTL_PROTOCOL "truerandom-control"
@@ -119,41 +117,3 @@ ssize_t ctl_reply_format_start(uint64_t samples, uint32_t rows, void *buf, size_
 
 /* Parses one reply packet; ret points into msg. -EMSGSIZE, -EBADMSG. */
 int ctl_reply_parse(const void *msg, size_t size, CtlReply *ret);
-
-/* ---- the status payload (client side) ----------------------------------- */
-
-typedef enum CtlJsonType {
-        CTL_JSON_NULL,
-        CTL_JSON_BOOL,
-        CTL_JSON_NUMBER,
-        CTL_JSON_STRING,
-        CTL_JSON_ARRAY,
-        CTL_JSON_OBJECT,
-} CtlJsonType;
-
-typedef struct CtlJson CtlJson;
-struct CtlJson {
-        CtlJsonType type;
-        char *key;          /* member of an object: its name */
-        bool boolean;
-        double number;
-        char *string;       /* NUL-terminated; NUL inside a string is refused */
-        CtlJson *child;     /* array, object: first element */
-        CtlJson *next;      /* next element of the parent */
-};
-
-#define CTL_JSON_DEPTH_MAX 32U
-
-/* Strict RFC 8259 grammar (one value, whitespace around it; string bytes
- * above 0x7f pass unchecked, the renderer prints none of them). -EBADMSG
- * on anything else, on \u0000, or nesting deeper than CTL_JSON_DEPTH_MAX;
- * -ENOMEM. */
-int ctl_json_parse(const char *text, size_t n, CtlJson **ret);
-CtlJson *ctl_json_free(CtlJson *j);
-/* The member key of an object (the first, should a sender repeat it), or NULL. */
-const CtlJson *ctl_json_get(const CtlJson *object, const char *key);
-
-/* Renders a status object as text of at most 80 columns per line. Fields a
- * daemon did not send show as "-"; -EBADMSG when it is not a status object
- * of version 1 or later. */
-int ctl_status_render(const CtlJson *status, FILE *out);

@@ -1,6 +1,7 @@
 /* status.c - the daemon's state as one JSON object, for `truerandomctl
- * status`. The schema (version 1) is documented in truerandomctl(1); fields
- * are only ever added, never renamed. Reads counters only: no secrets. */
+ * status`, built with json-c. The schema is documented in truerandomctl(1)
+ * (version: CTL_STATUS_VERSION); fields are only ever added, never renamed.
+ * Reads counters only: no secrets. */
 #include "daemon-internal.h"
 
 #include <errno.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "ctlstatus.h"
 
 #define RATE_WINDOW_USEC (5ULL * 1000000ULL)
 
@@ -24,18 +27,25 @@ const char *daemon_source_error(int error) {
         return strerror(-error);
 }
 
-static void json_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (; s && *s; s++) {
-                unsigned char c = (unsigned char)*s;
-                if (c == '"' || c == '\\')
-                        fprintf(f, "\\%c", c);
-                else if (c < 0x20)
-                        fprintf(f, "\\u%04x", c);
-                else
-                        fputc(c, f);
+/* A number with a fixed count of decimals, written as such (json-c would
+ * print 0.3 as 0.29999999999999999). NULL on no memory; json-c's adders
+ * take NULL as JSON null, so an object short of memory is caught once, at
+ * the end, when the whole tree is serialized. */
+static struct json_object *fixed(double v, int decimals) {
+        char buf[64];
+
+        snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+        return json_object_new_double_s(v, buf);
+}
+
+static int add(struct json_object *o, const char *key, struct json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
         }
-        fputc('"', f);
+        return 0;
 }
 
 /* Credited bits per second over the last window of at least 5 s that ended
@@ -54,87 +64,164 @@ static double credit_rate(Daemon *d, SourceSlot *slot, uint64_t mbits, uint64_t 
         return slot->rate_bits_per_s;
 }
 
-static void write_source(Daemon *d, FILE *f, ConfigSource i, uint64_t now) {
+/* o whole, or NULL (and o freed) when one of its adds failed. */
+static struct json_object *finish(struct json_object *o, int r) {
+        if (r < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static void append(struct json_object *a, struct json_object *e, int *r) {
+        if (!e || json_object_array_add(a, e) < 0) {
+                json_object_put(e);
+                *r = -ENOMEM;
+        }
+}
+
+/* Every add is checked; r keeps the last failure. */
+#define ADD(o, key, v)                                  \
+        do {                                            \
+                int r_ = add((o), (key), (v));          \
+                if (r_ < 0)                             \
+                        r = r_;                         \
+        } while (0)
+
+static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) {
         const SourceConfig *sc = &d->config.source[i];
         SourceSlot *slot = &d->sources[i];
+        struct json_object *o = json_object_new_object(), *f;
         CollectorStats st;
+        int r = 0;
 
-        fputs("{\"name\":", f);
-        json_string(f, config_source_name(i));
-        fprintf(f, ",\"enabled\":%s", sc->enable ? "true" : "false");
+        if (!o)
+                return NULL;
+        ADD(o, "name", json_object_new_string(config_source_name(i)));
+        ADD(o, "enabled", json_object_new_boolean(sc->enable));
         if (!slot->collector) {
                 /* kernel: mixed into CRNG seeds, never credited; others: off. */
-                fprintf(f, ",\"credited\":false,\"state\":\"%s\"}",
-                        sc->enable && i == CONFIG_SOURCE_KERNEL ? "mixed" : "disabled");
-                return;
+                ADD(o, "credited", json_object_new_boolean(false));
+                ADD(o, "state", json_object_new_string(sc->enable && i == CONFIG_SOURCE_KERNEL ? "mixed" : "disabled"));
+                goto done;
         }
         collector_get_stats(slot->collector, &st);
-        fprintf(f, ",\"credited\":true,\"state\":\"%s\",\"running\":%s,\"credit_bits\":%u.%03u",
-                source_state_to_string(st.state), st.running ? "true" : "false", st.credit_mbits / 1000,
-                st.credit_mbits % 1000);
-        fprintf(f, ",\"samples\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"credited_bits\":%" PRIu64
-                   ",\"credited_bits_per_s\":%.1f",
-                st.samples, st.blocks, st.credited_mbits / 1000, credit_rate(d, slot, st.credited_mbits, now));
-        fprintf(f, ",\"failures\":{\"rct\":%" PRIu64 ",\"apt\":%" PRIu64 ",\"permanent_rct\":%" PRIu64
-                   ",\"permanent_apt\":%" PRIu64 "}",
-                st.fail_rct, st.fail_apt, st.permanent_rct, st.permanent_apt);
-        fprintf(f, ",\"read_errors\":%" PRIu64 ",\"last_error\":", st.read_errors);
-        if (st.last_error)
-                json_string(f, daemon_source_error(st.last_error));
-        else
-                fputs("null", f);
-        fputc('}', f);
+        ADD(o, "credited", json_object_new_boolean(true));
+        ADD(o, "state", json_object_new_string(source_state_to_string(st.state)));
+        ADD(o, "running", json_object_new_boolean(st.running));
+        ADD(o, "credit_bits", fixed(st.credit_mbits / 1000.0, 3));
+        ADD(o, "samples", json_object_new_uint64(st.samples));
+        ADD(o, "blocks", json_object_new_uint64(st.blocks));
+        ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));
+        ADD(o, "credited_bits_per_s", fixed(credit_rate(d, slot, st.credited_mbits, now), 1));
+        f = json_object_new_object();
+        if (f) {
+                ADD(f, "rct", json_object_new_uint64(st.fail_rct));
+                ADD(f, "apt", json_object_new_uint64(st.fail_apt));
+                ADD(f, "permanent_rct", json_object_new_uint64(st.permanent_rct));
+                ADD(f, "permanent_apt", json_object_new_uint64(st.permanent_apt));
+        }
+        ADD(o, "failures", f);
+        ADD(o, "read_errors", json_object_new_uint64(st.read_errors));
+        /* null is a value here: "no error yet". */
+        if (json_object_object_add(o, "last_error",
+                                   st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0)
+                r = -ENOMEM;
+done:
+        return finish(o, r);
+}
+
+static struct json_object *store_json(Daemon *d) {
+        struct json_object *o = json_object_new_object();
+        StoreStats st;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        store_get_stats(d->store, &st);
+        ADD(o, "fill", json_object_new_uint64(st.fill));
+        ADD(o, "capacity", json_object_new_uint64(st.capacity));
+        ADD(o, "blocks_in", json_object_new_uint64(st.blocks_in));
+        ADD(o, "blocks_served", json_object_new_uint64(st.blocks_served));
+        ADD(o, "blocks_seeded", json_object_new_uint64(st.blocks_seeded));
+        ADD(o, "blocks_purged", json_object_new_uint64(st.blocks_purged));
+        ADD(o, "bytes_served", json_object_new_uint64(st.bytes_served));
+        ADD(o, "credited_bits_in", json_object_new_uint64(st.credited_mbits_in / 1000));
+        ADD(o, "credited_bits_taken", json_object_new_uint64(st.credited_mbits_taken / 1000));
+        return finish(o, r);
+}
+
+static struct json_object *device_json(DeviceSlot *slot) {
+        struct json_object *o = json_object_new_object();
+        CuseDevStats ds;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        cusedev_get_stats(slot->dev, &ds);
+        ADD(o, "name", json_object_new_string(cusedev_name(slot->dev)));
+        ADD(o, "kind", json_object_new_string(cusedev_kind_to_string(ds.kind)));
+        ADD(o, "up", json_object_new_boolean(ds.up));
+        ADD(o, "open_files", json_object_new_uint64(ds.open_files));
+        ADD(o, "waiting", json_object_new_uint64(ds.parked));
+        ADD(o, "waiting_uids", json_object_new_uint64(ds.parked_uids));
+        ADD(o, "reads", json_object_new_uint64(ds.reads));
+        ADD(o, "bytes_served", json_object_new_uint64(ds.bytes_served));
+        ADD(o, "eagain", json_object_new_uint64(ds.eagain));
+        ADD(o, "interrupted", json_object_new_uint64(ds.interrupted));
+        return finish(o, r);
+}
+
+static struct json_object *crng_json(Daemon *d, uint64_t now) {
+        struct json_object *o = json_object_new_object();
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        ADD(o, "seeded", json_object_new_boolean(crng_is_seeded(d->crng)));
+        ADD(o, "generation", json_object_new_uint64(crng_generation(d->crng)));
+        ADD(o, "reseeds", json_object_new_uint64(d->reseeds));
+        if (json_object_object_add(o, "seed_age_s",
+                                   d->last_reseed_usec ? fixed((double) (now - d->last_reseed_usec) / 1e6, 1) : NULL) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
+static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
+        struct json_object *a;
+        int r = 0;
+
+        ADD(o, "version", json_object_new_int(CTL_STATUS_VERSION));
+        ADD(o, "uptime_s", fixed((double) (now - d->started_usec) / 1e6, 1));
+        ADD(o, "ready", json_object_new_boolean(d->ready));
+        ADD(o, "stopping", json_object_new_boolean(d->stopping));
+        a = json_object_new_array();
+        for (ConfigSource i = 0; a && i < _CONFIG_SOURCE_MAX; i++)
+                append(a, source_json(d, i, now), &r);
+        ADD(o, "sources", a);
+        ADD(o, "store", store_json(d));
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < d->n_devices; i++)
+                append(a, device_json(&d->devices[i]), &r);
+        ADD(o, "devices", a);
+        ADD(o, "crng", crng_json(d, now));
+        return r;
 }
 
 int daemon_status_json(Daemon *d, char **ret_json) {
-        uint64_t now = daemon_now_usec();
-        char *buf = NULL;
-        size_t size = 0;
-        StoreStats st;
-        FILE *f;
+        struct json_object *o = json_object_new_object();
+        const char *text;
+        char *copy;
+        int r;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        if (!o)
                 return -ENOMEM;
-        store_get_stats(d->store, &st);
-        fprintf(f, "{\"version\":1,\"uptime_s\":%.1f,\"ready\":%s,\"stopping\":%s", (double)(now - d->started_usec) / 1e6,
-                d->ready ? "true" : "false", d->stopping ? "true" : "false");
-        fputs(",\"sources\":[", f);
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                if (i > 0)
-                        fputc(',', f);
-                write_source(d, f, i, now);
-        }
-        fprintf(f, "],\"store\":{\"fill\":%zu,\"capacity\":%zu,\"blocks_in\":%" PRIu64 ",\"blocks_served\":%" PRIu64
-                   ",\"blocks_seeded\":%" PRIu64 ",\"blocks_purged\":%" PRIu64 ",\"bytes_served\":%" PRIu64
-                   ",\"credited_bits_in\":%" PRIu64 ",\"credited_bits_taken\":%" PRIu64 "}",
-                st.fill, st.capacity, st.blocks_in, st.blocks_served, st.blocks_seeded, st.blocks_purged,
-                st.bytes_served, st.credited_mbits_in / 1000, st.credited_mbits_taken / 1000);
-        fputs(",\"devices\":[", f);
-        for (size_t i = 0; i < d->n_devices; i++) {
-                CuseDevStats ds;
-                cusedev_get_stats(d->devices[i].dev, &ds);
-                if (i > 0)
-                        fputc(',', f);
-                fputs("{\"name\":", f);
-                json_string(f, cusedev_name(d->devices[i].dev));
-                fprintf(f, ",\"kind\":\"%s\",\"up\":%s,\"open_files\":%u,\"waiting\":%u,\"waiting_uids\":%u"
-                           ",\"reads\":%" PRIu64 ",\"bytes_served\":%" PRIu64 ",\"eagain\":%" PRIu64
-                           ",\"interrupted\":%" PRIu64 "}",
-                        cusedev_kind_to_string(ds.kind), ds.up ? "true" : "false", ds.open_files, ds.parked,
-                        ds.parked_uids, ds.reads, ds.bytes_served, ds.eagain, ds.interrupted);
-        }
-        fprintf(f, "],\"crng\":{\"seeded\":%s,\"generation\":%" PRIu64 ",\"reseeds\":%" PRIu64 ",\"seed_age_s\":",
-                crng_is_seeded(d->crng) ? "true" : "false", crng_generation(d->crng), d->reseeds);
-        if (d->last_reseed_usec)
-                fprintf(f, "%.1f", (double)(now - d->last_reseed_usec) / 1e6);
-        else
-                fputs("null", f);
-        fputs("}}", f);
-        if (fclose(f) != 0) {
-                free(buf);
+        r = status_build(d, o, daemon_now_usec());
+        text = r < 0 ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        copy = text ? strdup(text) : NULL;
+        json_object_put(o);
+        if (!copy)
                 return -ENOMEM;
-        }
-        *ret_json = buf;
+        *ret_json = copy;
         return 0;
 }

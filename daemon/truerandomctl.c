@@ -25,6 +25,7 @@
 #include "config-build.h"
 #include "config.h"
 #include "ctlproto.h"
+#include "ctlrender.h"
 
 enum {
         EXIT_OK = 0,
@@ -269,7 +270,7 @@ static int reply_error(const CtlReply *r) {
 }
 
 static int do_status(int fd, const Options *o, uint8_t *buf) {
-        CtlJson *status = NULL;
+        CtlStatus *status = NULL;
         CtlReply r;
         int code;
 
@@ -282,12 +283,10 @@ static int do_status(int fd, const Options *o, uint8_t *buf) {
                 fwrite(r.payload, 1, r.payload_size, stdout);
                 fputc('\n', stdout);
         } else {
-                if (ctl_json_parse((const char *) r.payload, r.payload_size, &status) < 0 ||
-                    ctl_status_render(status, stdout) < 0) {
-                        ctl_json_free(status);
+                if (ctl_status_parse((const char *) r.payload, r.payload_size, &status) < 0)
                         return fail(EXIT_PROTOCOL, "truerandomd sent a status this version cannot read");
-                }
-                ctl_json_free(status);
+                ctl_render_text(status, stdout);
+                ctl_status_free(status);
         }
         if (fflush(stdout) != 0)
                 return fail(EXIT_FAILED, "writing the status: %s", strerror(errno));

@@ -31,6 +31,7 @@
 
 #include "daemon/config.h"
 #include "daemon/ctlproto.h"
+#include "daemon/ctlstatus.h"
 #include "daemon/daemon.h"
 #include "fakekernel.h"
 
@@ -849,12 +850,12 @@ static void test_null_device(void **state) {
 }
 
 /* `truerandomctl status --json`, from the test: the daemon's own account. */
-static CtlJson *control_status(Harness *h) {
+static CtlStatus *control_status(Harness *h) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         static char buf[CTL_REPLY_MAX];
         CtlRequest req = { .command = CTL_COMMAND_STATUS };
         CtlReply reply;
-        CtlJson *j = NULL;
+        CtlStatus *j = NULL;
         ssize_t n;
         int fd;
 
@@ -870,16 +871,16 @@ static CtlJson *control_status(Harness *h) {
         close(fd);
         assert_int_equal(ctl_reply_parse(buf, (size_t)n, &reply), 0);
         assert_int_equal(reply.kind, CTL_REPLY_OK);
-        assert_int_equal(ctl_json_parse((const char *)reply.payload, reply.payload_size, &j), 0);
+        assert_int_equal(ctl_status_parse((const char *)reply.payload, reply.payload_size, &j), 0);
         return j;
 }
 
-static double json_number(const CtlJson *j, const char *object, const char *key) {
-        const CtlJson *o = object ? ctl_json_get(j, object) : j;
-        const CtlJson *v = o ? ctl_json_get(o, key) : NULL;
-        assert_non_null(v);
-        assert_int_equal(v->type, CTL_JSON_NUMBER);
-        return v->number;
+static double json_number(const CtlStatus *j, const char *object, const char *key) {
+        const CtlStatusObject *o = object ? ctl_status_get_object(ctl_status_root(j), object) : ctl_status_root(j);
+        double v;
+
+        assert_true(ctl_status_get_number(o, key, &v));
+        return v;
 }
 
 static void test_status_accounts_every_byte(void **state) {
@@ -887,8 +888,8 @@ static void test_status_accounts_every_byte(void **state) {
         uint8_t buf[4096];
         uint64_t got = 0;
         double served, taken;
-        const CtlJson *sources, *file = NULL;
-        CtlJson *j;
+        const CtlStatusObject *file = NULL;
+        CtlStatus *j;
         FkMsg m;
         int64_t u;
 
@@ -921,15 +922,16 @@ static void test_status_accounts_every_byte(void **state) {
         assert_true(served == (double)got);
         /* The invariant, as the daemon reports it: 8 x bytes <= 0.8 x bits. */
         assert_true(served * 8.0 <= taken * 0.8);
-        sources = ctl_json_get(j, "sources");
-        assert_non_null(sources);
-        for (const CtlJson *s = sources->child; s; s = s->next)
-                if (strcmp(ctl_json_get(s, "name")->string, "file") == 0)
+        assert_true(ctl_status_get_count(ctl_status_root(j), "sources") > 0);
+        for (size_t i = 0; i < ctl_status_get_count(ctl_status_root(j), "sources"); i++) {
+                const CtlStatusObject *s = ctl_status_get_element(ctl_status_root(j), "sources", i);
+                if (strcmp(ctl_status_get_string(s, "name"), "file") == 0)
                         file = s;
+        }
         assert_non_null(file);
-        assert_string_equal(ctl_json_get(file, "state")->string, "healthy");
-        assert_true(ctl_json_get(ctl_json_get(j, "crng"), "seeded")->boolean);
-        ctl_json_free(j);
+        assert_string_equal(ctl_status_get_string(file, "state"), "healthy");
+        assert_true(ctl_status_is_true(ctl_status_get_object(ctl_status_root(j), "crng"), "seeded"));
+        ctl_status_free(j);
         harness_free(h);
 }
 

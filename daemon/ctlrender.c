@@ -1,0 +1,196 @@
+/* ctlrender.c - the 80-column status (see ctlrender.h).
+ *
+ * Names and error texts come from the daemon and end up on a terminal:
+ * every string is cut to its column and made printable, and every line goes
+ * through status_line(), which keeps it within 80 columns.
+ * Flow: ctlstatus -> [ctlrender] -> stdout. */
+#include "ctlrender.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef const CtlStatusObject Obj;
+
+__attribute__((format(printf, 2, 3)))
+static void status_line(FILE *out, const char *fmt, ...) {
+        char buf[CTL_RENDER_COLUMNS + 1];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        fputs(buf, out);
+        fputc('\n', out);
+}
+
+/* Printable ASCII only, cut to width. */
+static const char *clip(Obj *o, const char *key, char *buf, size_t width) {
+        const char *s = ctl_status_get_string(o, key);
+        size_t i = 0;
+
+        if (!s)
+                return "-";
+        for (; *s && i < width; s++)
+                buf[i++] = (unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f ? *s : '?';
+        buf[i] = '\0';
+        return buf;
+}
+
+/* Counts in at most 6 columns: 99999, then 123k, 12.3M, ... */
+static const char *fmt_count(Obj *o, const char *key, char buf[static 16]) {
+        static const char units[] = "kMGTPE";
+        double v;
+        int u = -1;
+
+        if (!ctl_status_get_number(o, key, &v) || v < 0)
+                return "-";
+        if (v < 100000) {
+                snprintf(buf, 16, "%.0f", v);
+                return buf;
+        }
+        while (v >= 1000 && u < (int) sizeof(units) - 2) {
+                v /= 1000;
+                u++;
+        }
+        snprintf(buf, 16, v < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+        return buf;
+}
+
+static const char *fmt_bytes(Obj *o, const char *key, char buf[static 16]) {
+        static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+        double v;
+        int u = -1;
+
+        if (!ctl_status_get_number(o, key, &v) || v < 0)
+                return "-";
+        if (v < 1024) {
+                snprintf(buf, 16, "%.0f B", v);
+                return buf;
+        }
+        while (v >= 1024 && u < (int) (sizeof(units) / sizeof(units[0])) - 1) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, 16, "%.1f %s", v, units[u]);
+        return buf;
+}
+
+static const char *fmt_duration(Obj *o, const char *key, char buf[static 32]) {
+        double s;
+        uint64_t t;
+
+        if (!ctl_status_get_number(o, key, &s) || !(s >= 0) || s > 1e12)
+                return "-";
+        if (s < 60) {
+                snprintf(buf, 32, "%.1f s", s);
+                return buf;
+        }
+        t = (uint64_t) s;
+        if (t < 3600)
+                snprintf(buf, 32, "%" PRIu64 "m %02" PRIu64 "s", t / 60, t % 60);
+        else if (t < 86400)
+                snprintf(buf, 32, "%" PRIu64 "h %02" PRIu64 "m", t / 3600, t / 60 % 60);
+        else
+                snprintf(buf, 32, "%" PRIu64 "d %02" PRIu64 "h", t / 86400, t / 3600 % 24);
+        return buf;
+}
+
+static const char *fmt_decimal(Obj *o, const char *key, int decimals, char buf[static 16]) {
+        double v;
+
+        if (!ctl_status_get_number(o, key, &v) || !(v >= 0) || v >= 1e9)
+                return "-";
+        snprintf(buf, 16, "%.*f", decimals, v);
+        return buf;
+}
+
+static bool positive(Obj *o, const char *key) {
+        double v;
+        return ctl_status_get_number(o, key, &v) && v > 0;
+}
+
+static void render_source(Obj *s, FILE *out) {
+        char nb[8], sb[20], err[64], c1[16], c2[16], c3[16], c4[16], c5[16];
+        Obj *f = ctl_status_get_object(s, "failures");
+        const char *name = clip(s, "name", nb, 7), *state = clip(s, "state", sb, 19);
+
+        if (!ctl_status_is_true(s, "credited")) {
+                if (strcmp(state, "mixed") == 0)
+                        status_line(out, "%-7s mixed into CRNG seeds, never credited", name);
+                else
+                        status_line(out, "%-7s %s", name, state);
+                return;
+        }
+        status_line(out, "%-7s %-19s %6s %10s %6s %6s %10s", name, state, fmt_decimal(s, "credit_bits", 3, c4),
+                    fmt_count(s, "samples", c1), fmt_count(f, "rct", c2), fmt_count(f, "apt", c3),
+                    fmt_decimal(s, "credited_bits_per_s", 1, c5));
+        if (positive(f, "permanent_rct") || positive(f, "permanent_apt"))
+                status_line(out, "        failed permanently: %s health test",
+                            positive(f, "permanent_rct") ? "RCT" : "APT");
+        if (ctl_status_get_string(s, "last_error"))
+                status_line(out, "        last error: %s (%s read errors)", clip(s, "last_error", err, 48),
+                            fmt_count(s, "read_errors", c1));
+}
+
+static void render_device(Obj *d, FILE *out) {
+        char name[23], kind[11], c1[16], c2[16], c3[16], c4[16];
+        bool up = true;
+
+        ctl_status_get_bool(d, "up", &up);
+        status_line(out, "%-22s %-10s %8s %5s %6s %12s%s", clip(d, "name", name, 22), clip(d, "kind", kind, 10),
+                    fmt_count(d, "waiting", c1), fmt_count(d, "waiting_uids", c2), fmt_count(d, "open_files", c3),
+                    fmt_bytes(d, "bytes_served", c4), up ? "" : " (down)");
+}
+
+int ctl_render_text(const CtlStatus *status, FILE *out) {
+        Obj *st = ctl_status_root(status), *store, *crng;
+        char b1[32], b2[16], b3[16];
+        double fill, capacity;
+        size_t n;
+
+        status_line(out, "truerandomd %s, up %s",
+                    ctl_status_is_true(st, "stopping") ? "stopping"
+                    : ctl_status_is_true(st, "ready")  ? "serving"
+                                                       : "starting",
+                    fmt_duration(st, "uptime_s", b1));
+
+        crng = ctl_status_get_object(st, "crng");
+        if (crng && ctl_status_is_true(crng, "seeded"))
+                status_line(out, "CRNG: seeded, %s reseeds (generation %s), seed age %s",
+                            fmt_count(crng, "reseeds", b2), fmt_count(crng, "generation", b3),
+                            fmt_duration(crng, "seed_age_s", b1));
+        else if (crng)
+                status_line(out, "CRNG: not seeded yet: the drop-in /dev/random blocks");
+
+        store = ctl_status_get_object(st, "store");
+        if (ctl_status_get_number(store, "fill", &fill) && ctl_status_get_number(store, "capacity", &capacity) &&
+            capacity > 0)
+                status_line(out, "Store: %.0f of %.0f blocks ready (%.0f%%), %s served, %s blocks purged", fill,
+                            capacity, 100.0 * fill / capacity, fmt_bytes(store, "bytes_served", b2),
+                            fmt_count(store, "blocks_purged", b3));
+
+        n = ctl_status_get_count(st, "sources");
+        if (n > 0) {
+                status_line(out, "%s", "");
+                status_line(out, "%-7s %-19s %6s %10s %6s %6s %10s", "SOURCE", "STATE", "CREDIT", "SAMPLES", "RCT",
+                            "APT", "BITS/S");
+                for (size_t i = 0; i < n; i++)
+                        if (ctl_status_get_element(st, "sources", i))
+                                render_source(ctl_status_get_element(st, "sources", i), out);
+        }
+
+        n = ctl_status_get_count(st, "devices");
+        if (n > 0) {
+                status_line(out, "%s", "");
+                status_line(out, "%-22s %-10s %8s %5s %6s %12s", "DEVICE", "KIND", "WAITING", "UIDS", "OPEN",
+                            "SERVED");
+                for (size_t i = 0; i < n; i++)
+                        if (ctl_status_get_element(st, "devices", i))
+                                render_device(ctl_status_get_element(st, "devices", i), out);
+        }
+        return ferror(out) ? -EIO : 0;
+}
