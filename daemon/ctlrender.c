@@ -15,19 +15,26 @@
 
 typedef const CtlStatusObject Obj;
 
+/* What ends a line or a field that was cut short, so nobody reads
+ * "No such dev" as the whole message. */
+#define CUT_MARK '>'
+
 __attribute__((format(printf, 2, 3)))
 static void status_line(FILE *out, const char *fmt, ...) {
         char buf[CTL_RENDER_COLUMNS + 1];
         va_list ap;
+        int n;
 
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        n = vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
+        if (n > CTL_RENDER_COLUMNS)
+                buf[CTL_RENDER_COLUMNS - 1] = CUT_MARK;
         fputs(buf, out);
         fputc('\n', out);
 }
 
-/* Printable ASCII only, cut to width. */
+/* Printable ASCII only, cut to width (the last column then marks the cut). */
 static const char *clip(Obj *o, const char *key, char *buf, size_t width) {
         const char *s = ctl_status_get_string(o, key);
         size_t i = 0;
@@ -36,6 +43,8 @@ static const char *clip(Obj *o, const char *key, char *buf, size_t width) {
                 return "-";
         for (; *s && i < width; s++)
                 buf[i++] = (unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f ? *s : '?';
+        if (*s && width > 0)
+                buf[width - 1] = CUT_MARK;
         buf[i] = '\0';
         return buf;
 }
@@ -146,17 +155,48 @@ static void render_device(Obj *d, FILE *out) {
                     fmt_bytes(d, "bytes_served", c4), up ? "" : " (down)");
 }
 
+static void render_trng(const CtlStatus *status, FILE *out) {
+        Obj *st = ctl_status_root(status);
+        unsigned credited, healthy, failed;
+        char b1[16];
+        bool serving;
+
+        if (!ctl_status_get_bool(st, "trng_serving", &serving))
+                return;
+        ctl_status_count_sources(status, &credited, &healthy, &failed);
+        status_line(out, "/dev/truerandom: %s; %u of %u credited sources healthy (min_healthy %s)",
+                    serving ? "serving" : "not serving", healthy, credited, fmt_count(st, "min_healthy", b1));
+}
+
+static void render_reload(Obj *st, FILE *out) {
+        Obj *rl = ctl_status_get_object(st, "reload");
+        const char *result = ctl_status_get_string(rl, "result");
+        char b1[32], b2[16], err[64];
+
+        if (!result || strcmp(result, "none") == 0)
+                return;
+        if (strcmp(result, "ok") == 0)
+                status_line(out, "Last reload: ok, %s ago (%s reloads)", fmt_duration(rl, "age_s", b1),
+                            fmt_count(rl, "count", b2));
+        else
+                status_line(out, "Last reload: REFUSED %s ago, running the previous configuration: %s",
+                            fmt_duration(rl, "age_s", b1), clip(rl, "error", err, 60));
+}
+
 int ctl_render_text(const CtlStatus *status, FILE *out) {
         Obj *st = ctl_status_root(status), *store, *crng;
-        char b1[32], b2[16], b3[16];
+        char b1[32], b2[16], b3[16], ver[17];
         double fill, capacity;
         size_t n;
 
-        status_line(out, "truerandomd %s, up %s",
+        status_line(out, "truerandomd %s%s%s, up %s", ctl_status_get_string(st, "daemon_version") ? clip(st, "daemon_version", ver, 16) : "",
+                    ctl_status_get_string(st, "daemon_version") ? " " : "",
                     ctl_status_is_true(st, "stopping") ? "stopping"
                     : ctl_status_is_true(st, "ready")  ? "serving"
                                                        : "starting",
                     fmt_duration(st, "uptime_s", b1));
+        render_trng(status, out);
+        render_reload(st, out);
 
         crng = ctl_status_get_object(st, "crng");
         if (crng && ctl_status_is_true(crng, "seeded"))

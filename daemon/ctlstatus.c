@@ -131,3 +131,44 @@ const CtlStatusObject *ctl_status_get_element(const CtlStatusObject *o, const ch
         e = json_object_array_get_idx(v, i);
         return json_object_is_type(e, json_type_object) ? e : NULL;
 }
+
+void ctl_status_count_sources(const CtlStatus *s, unsigned *ret_credited, unsigned *ret_healthy,
+                              unsigned *ret_failed) {
+        const CtlStatusObject *root = ctl_status_root(s);
+        unsigned credited = 0, healthy = 0, failed = 0;
+
+        for (size_t i = 0; i < ctl_status_get_count(root, "sources"); i++) {
+                const CtlStatusObject *src = ctl_status_get_element(root, "sources", i);
+                const char *state = ctl_status_get_string(src, "state");
+
+                if (!ctl_status_is_true(src, "credited") || !state)
+                        continue;
+                credited++;
+                if (strcmp(state, "healthy") == 0)
+                        healthy++;
+                /* failed-intermittent, failed-permanent: an unavailable source
+                 * (no RDSEED on this CPU) is how the machine is, not a fault. */
+                if (strncmp(state, "failed", 6) == 0)
+                        failed++;
+        }
+        *ret_credited = credited;
+        *ret_healthy = healthy;
+        *ret_failed = failed;
+}
+
+CtlHealth ctl_status_health(const CtlStatus *s) {
+        const CtlStatusObject *root = ctl_status_root(s);
+        unsigned credited, healthy, failed;
+        double min_healthy = 1;
+        bool serving;
+
+        if (!ctl_status_is_true(root, "ready") || ctl_status_is_true(root, "stopping"))
+                return CTL_HEALTH_NOT_SERVING;
+        if (ctl_status_get_bool(root, "trng_serving", &serving) && !serving)
+                return CTL_HEALTH_NOT_SERVING;
+        ctl_status_count_sources(s, &credited, &healthy, &failed);
+        (void) ctl_status_get_number(root, "min_healthy", &min_healthy);
+        if (failed > 0 || healthy < min_healthy)
+                return CTL_HEALTH_DEGRADED;
+        return CTL_HEALTH_SERVING;
+}

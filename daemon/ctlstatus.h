@@ -16,10 +16,19 @@
 #include <stdint.h>
 
 /* The schema this tree writes; readers accept any version >= 1. */
-#define CTL_STATUS_VERSION 1
+#define CTL_STATUS_VERSION 2
 /* Nesting the reader accepts, as json-c counts it (a scalar inside the
  * innermost container is a level too): the schema needs 4. */
 #define CTL_STATUS_DEPTH_MAX 32
+
+/* What monitoring acts on; truerandomctl's status exit codes (the numbers
+ * are documented in truerandomctl(1), and 3 is "daemon unreachable"). */
+typedef enum CtlHealth {
+        CTL_HEALTH_SERVING = 0,     /* /dev/truerandom serves, no source failed */
+        CTL_HEALTH_DEGRADED = 1,    /* serving, but a credited source failed, or
+                                     * fewer than min_healthy are healthy */
+        CTL_HEALTH_NOT_SERVING = 2, /* starting, stopping, or /dev/truerandom closed */
+} CtlHealth;
 
 typedef struct CtlStatus CtlStatus;
 typedef struct json_object CtlStatusObject;
@@ -30,6 +39,13 @@ typedef struct json_object CtlStatusObject;
 int ctl_status_parse(const char *text, size_t n, CtlStatus **ret);
 CtlStatus *ctl_status_free(CtlStatus *s);
 const CtlStatusObject *ctl_status_root(const CtlStatus *s);
+
+/* The verdict on a parsed status. A daemon of schema 1 (no "trng_serving")
+ * is judged by "ready" alone. */
+CtlHealth ctl_status_health(const CtlStatus *s);
+/* Credited sources, and how many of them are healthy. */
+void ctl_status_count_sources(const CtlStatus *s, unsigned *ret_credited, unsigned *ret_healthy,
+                              unsigned *ret_failed);
 
 /* Look-ups in any object of the status; NULL objects read as empty. A field
  * of the wrong type reads as absent (false / NULL). */

@@ -14,14 +14,17 @@
 
 #define CRNG_BUFFER 8192U
 #define STATUS_INTERVAL_USEC 1000000ULL
+#define RATE_WINDOW_USEC (5ULL * 1000000ULL)
 
 typedef struct SourceSlot {
         Collector *collector;        /* NULL: not configured, or kernel */
         CollectorStats last;         /* what was last logged */
         bool passed_startup;         /* reached HEALTHY at least once */
-        uint64_t rate_usec;          /* start of the credit-rate window */
-        uint64_t rate_mbits;         /* credited_mbits then */
-        double rate_bits_per_s;      /* over the last closed window */
+        /* The credit rate's window, moved on by the loop (never by a status
+         * request, so no poller changes what another one sees): the rate is
+         * the credit since rate_usec, at least RATE_WINDOW_USEC ago. */
+        uint64_t rate_usec, rate_mbits;          /* where the window starts */
+        uint64_t rate_next_usec, rate_next_mbits; /* where the next one will */
 } SourceSlot;
 
 typedef struct DeviceSlot {
@@ -54,6 +57,11 @@ struct Daemon {
         uint64_t started_usec;       /* CLOCK_MONOTONIC */
         uint64_t reseeds;
         uint64_t last_reseed_usec;   /* 0: never */
+        uint64_t reloads;            /* SIGHUPs handled */
+        uint64_t last_reload_usec;   /* 0: never */
+        bool last_reload_ok;
+        char last_reload_error[256]; /* why the last one was refused */
+        bool trng_serving;           /* /dev/truerandom hands out bytes */
         bool sources_started;
         bool ready;
         bool stopping;
@@ -66,5 +74,7 @@ struct Daemon {
 /* status.c */
 int daemon_status_json(Daemon *d, char **ret_json);
 uint64_t daemon_now_usec(void);
+/* Moves a source's credit-rate window on; called by the loop on its events. */
+void daemon_rate_advance(SourceSlot *slot, uint64_t credited_mbits, uint64_t now);
 /* A collector's last_error in words (-EPERM: the device justifies no credit). */
 const char *daemon_source_error(int error);

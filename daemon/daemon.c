@@ -232,13 +232,14 @@ static void refresh_sources(Daemon *d) {
                         continue;
                 collector_get_stats(slot->collector, &now);
                 log_source_changes(d, i, slot, &now);
+                daemon_rate_advance(slot, now.credited_mbits, daemon_now_usec());
                 if (now.state == SOURCE_HEALTHY)
                         healthy++;
                 if (!slot->passed_startup && (now.state == SOURCE_STARTUP || now.state == SOURCE_FAILED_INTERMITTENT))
                         waiting_startup = true;
         }
-        cusehub_set_trng_open(d->hub, d->sources_started && !waiting_startup &&
-                                              healthy >= d->config.min_healthy);
+        d->trng_serving = d->sources_started && !waiting_startup && healthy >= d->config.min_healthy;
+        cusehub_set_trng_open(d->hub, d->trng_serving);
 }
 
 static void update_demand(void *userdata) {
@@ -447,6 +448,7 @@ static int apply_config(Daemon *d, Config *c) {
         if (r < 0) {
                 log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
                           c->group);
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error), "group '%s' does not exist", c->group);
                 return r;
         }
         if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
@@ -503,13 +505,20 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         int r;
 
         sd_notify(false, "RELOADING=1");
+        d->reloads++;
+        d->last_reload_usec = daemon_now_usec();
+        d->last_reload_ok = false;
         r = d->config_path ? config_load(d->config_path, false, &c, &error) : config_init_defaults(&c);
         if (r < 0) {
                 log_error("%s; keeping the running configuration", error ? error : strerror(-r));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error), "%s", error ? error : strerror(-r));
         } else if (apply_config(d, &c) < 0) {
+                /* apply_config() said why, in the log and in last_reload_error. */
                 log_error("reload refused; keeping the running configuration");
         } else {
                 log_info("configuration reloaded from %s", d->config_path ? d->config_path : "defaults");
+                d->last_reload_ok = true;
+                d->last_reload_error[0] = '\0';
         }
         config_done(&c);
         after_change(d);

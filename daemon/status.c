@@ -11,9 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "config-build.h"
 #include "ctlstatus.h"
-
-#define RATE_WINDOW_USEC (5ULL * 1000000ULL)
 
 uint64_t daemon_now_usec(void) {
         struct timespec ts;
@@ -48,20 +47,26 @@ static int add(struct json_object *o, const char *key, struct json_object *v) {
         return 0;
 }
 
-/* Credited bits per second over the last window of at least 5 s that ended
- * at a status request (the first window starts with the daemon). */
-static double credit_rate(Daemon *d, SourceSlot *slot, uint64_t mbits, uint64_t now) {
+void daemon_rate_advance(SourceSlot *slot, uint64_t credited_mbits, uint64_t now) {
         if (slot->rate_usec == 0) {
-                slot->rate_usec = d->started_usec;
-                slot->rate_mbits = 0;
+                slot->rate_usec = slot->rate_next_usec = now;
+                slot->rate_mbits = slot->rate_next_mbits = credited_mbits;
+                return;
         }
-        if (now - slot->rate_usec >= RATE_WINDOW_USEC) {
-                slot->rate_bits_per_s = (double)(mbits - slot->rate_mbits) / 1000.0 /
-                                        ((double)(now - slot->rate_usec) / 1e6);
-                slot->rate_usec = now;
-                slot->rate_mbits = mbits;
+        if (now - slot->rate_next_usec >= RATE_WINDOW_USEC) {
+                slot->rate_usec = slot->rate_next_usec;
+                slot->rate_mbits = slot->rate_next_mbits;
+                slot->rate_next_usec = now;
+                slot->rate_next_mbits = credited_mbits;
         }
-        return slot->rate_bits_per_s;
+}
+
+/* Credited bits per second since the window's start, read only: what one
+ * status request sees does not depend on any other. */
+static double credit_rate(const SourceSlot *slot, uint64_t mbits, uint64_t now) {
+        if (slot->rate_usec == 0 || now <= slot->rate_usec || mbits < slot->rate_mbits)
+                return 0;
+        return (double) (mbits - slot->rate_mbits) / 1000.0 / ((double) (now - slot->rate_usec) / 1e6);
 }
 
 /* o whole, or NULL (and o freed) when one of its adds failed. */
@@ -113,7 +118,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "samples", json_object_new_uint64(st.samples));
         ADD(o, "blocks", json_object_new_uint64(st.blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));
-        ADD(o, "credited_bits_per_s", fixed(credit_rate(d, slot, st.credited_mbits, now), 1));
+        ADD(o, "credited_bits_per_s", fixed(credit_rate(slot, st.credited_mbits, now), 1));
         f = json_object_new_object();
         if (f) {
                 ADD(f, "rct", json_object_new_uint64(st.fail_rct));
@@ -187,14 +192,35 @@ static struct json_object *crng_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
+static struct json_object *reload_json(Daemon *d, uint64_t now) {
+        struct json_object *o = json_object_new_object();
+        bool never = d->last_reload_usec == 0;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        ADD(o, "count", json_object_new_uint64(d->reloads));
+        ADD(o, "result", json_object_new_string(never ? "none" : d->last_reload_ok ? "ok" : "refused"));
+        /* null: no reload yet, or the last one was taken. */
+        if (json_object_object_add(o, "age_s", never ? NULL : fixed((double) (now - d->last_reload_usec) / 1e6, 1)) < 0 ||
+            json_object_object_add(o, "error", never || d->last_reload_ok ? NULL
+                                                                         : json_object_new_string(d->last_reload_error)) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
 static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
         struct json_object *a;
         int r = 0;
 
         ADD(o, "version", json_object_new_int(CTL_STATUS_VERSION));
+        ADD(o, "daemon_version", json_object_new_string(TRUERANDOM_VERSION));
         ADD(o, "uptime_s", fixed((double) (now - d->started_usec) / 1e6, 1));
         ADD(o, "ready", json_object_new_boolean(d->ready));
         ADD(o, "stopping", json_object_new_boolean(d->stopping));
+        ADD(o, "trng_serving", json_object_new_boolean(d->trng_serving && !d->stopping));
+        ADD(o, "min_healthy", json_object_new_uint64(d->config.min_healthy));
+        ADD(o, "reload", reload_json(d, now));
         a = json_object_new_array();
         for (ConfigSource i = 0; a && i < _CONFIG_SOURCE_MAX; i++)
                 append(a, source_json(d, i, now), &r);

@@ -43,10 +43,20 @@ enum {
 #define RAW_TIMEOUT_S 90
 #define PROGRESS_WIDTH 30
 
+typedef enum StatusFormat {
+        FORMAT_TEXT,
+        FORMAT_JSON,
+        FORMAT_OPENMETRICS,
+} StatusFormat;
+
+/* status: the verdicts (CtlHealth), and 3 when there is none to give. */
+#define EXIT_UNREACHABLE 3
+
 typedef struct Options {
         const char *socket;
         CtlRequest req;
-        bool json;
+        StatusFormat format;
+        bool format_set;
         bool restart;
         bool samples_set;
         const char *output;
@@ -57,7 +67,8 @@ static void usage(FILE *f) {
                 "Usage: truerandomctl [--socket PATH] COMMAND [OPTIONS]\n"
                 "Query and control truerandomd.\n\n"
                 "Commands:\n"
-                "  status [--json]          sources, store, devices, CRNG\n"
+                "  status [--json|--format=F] sources, store, devices, CRNG; exit 0 serving,\n"
+                "                           1 degraded, 2 not serving, 3 unreachable\n"
                 "  raw SOURCE [--samples N] [--restart] [-o FILE]\n"
                 "                           raw 8-bit samples for SP 800-90B tools (root)\n"
                 "  reseed                   reseed the CRNG now (root)\n\n"
@@ -65,6 +76,7 @@ static void usage(FILE *f) {
                 "  -s, --socket PATH   control socket (default: [control] socket of\n"
                 "                      %s, else %s)\n"
                 "      --json          status as JSON (stable, see truerandomctl(1))\n"
+                "      --format=F      status as text, json, or openmetrics (Prometheus)\n"
                 "  -n, --samples N     samples to export (default %u)\n"
                 "      --restart       %u rows of %u samples, the source restarted\n"
                 "                      before each row (ea_restart's input)\n"
@@ -75,15 +87,18 @@ static void usage(FILE *f) {
                 CTL_RESTART_SAMPLES);
 }
 
+/* The last message fail() printed: status --json and --format=openmetrics
+ * say it on stdout too when they have no status to show. */
+static char last_failure[512];
+
 __attribute__((format(printf, 2, 3)))
 static int fail(int code, const char *fmt, ...) {
         va_list ap;
 
-        fputs("truerandomctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        vsnprintf(last_failure, sizeof(last_failure), fmt, ap);
         va_end(ap);
-        fputc('\n', stderr);
+        fprintf(stderr, "truerandomctl: %s\n", last_failure);
         return code;
 }
 
@@ -103,10 +118,11 @@ static int parse_samples(const char *s, uint64_t *ret) {
 
 /* Returns EXIT_OK, or the exit code after printing why. */
 static int parse_args(int argc, char *argv[], Options *o) {
-        enum { ARG_JSON = 0x100, ARG_RESTART, ARG_VERSION };
+        enum { ARG_JSON = 0x100, ARG_FORMAT, ARG_RESTART, ARG_VERSION };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "format", required_argument, NULL, ARG_FORMAT },
                 { "samples", required_argument, NULL, 'n' },
                 { "restart", no_argument, NULL, ARG_RESTART },
                 { "output", required_argument, NULL, 'o' },
@@ -125,7 +141,19 @@ static int parse_args(int argc, char *argv[], Options *o) {
                         o->socket = optarg;
                         break;
                 case ARG_JSON:
-                        o->json = true;
+                        o->format = FORMAT_JSON;
+                        o->format_set = true;
+                        break;
+                case ARG_FORMAT:
+                        if (strcmp(optarg, "text") == 0)
+                                o->format = FORMAT_TEXT;
+                        else if (strcmp(optarg, "json") == 0)
+                                o->format = FORMAT_JSON;
+                        else if (strcmp(optarg, "openmetrics") == 0)
+                                o->format = FORMAT_OPENMETRICS;
+                        else
+                                return fail(EXIT_USAGE, "--format takes text, json or openmetrics, not '%s'", optarg);
+                        o->format_set = true;
                         break;
                 case 'n':
                         if (parse_samples(optarg, &o->req.samples) < 0)
@@ -169,8 +197,8 @@ static int parse_args(int argc, char *argv[], Options *o) {
         if (optind < argc)
                 return fail(EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 
-        if (o->json && o->req.command != CTL_COMMAND_STATUS)
-                return fail(EXIT_USAGE, "--json applies to status only");
+        if (o->format_set && o->req.command != CTL_COMMAND_STATUS)
+                return fail(EXIT_USAGE, "--json and --format apply to status only");
         if ((o->samples_set || o->restart || o->output) && o->req.command != CTL_COMMAND_RAW)
                 return fail(EXIT_USAGE, "--samples, --restart and --output apply to raw only");
         if (o->restart && o->samples_set)
@@ -269,28 +297,53 @@ static int reply_error(const CtlReply *r) {
         return fail(map[r->error].code, "%s", map[r->error].what);
 }
 
-static int do_status(int fd, const Options *o, uint8_t *buf) {
+/* The verdict on the status, after printing it; or, when there is no
+ * status to judge, an exit code other than a verdict's. */
+static int do_status(int fd, const Options *o, uint8_t *buf, bool *ret_judged) {
         CtlStatus *status = NULL;
         CtlReply r;
-        int code;
+        int code, verdict;
 
         code = receive(fd, buf, TIMEOUT_S, &r);
         if (code != EXIT_OK)
                 return code;
         if (r.kind != CTL_REPLY_OK)
                 return reply_error(&r);
-        if (o->json) {
+        if (ctl_status_parse((const char *) r.payload, r.payload_size, &status) < 0)
+                return fail(EXIT_PROTOCOL, "truerandomd sent a status this version cannot read");
+        verdict = (int) ctl_status_health(status);
+        if (o->format == FORMAT_JSON) {
                 fwrite(r.payload, 1, r.payload_size, stdout);
                 fputc('\n', stdout);
-        } else {
-                if (ctl_status_parse((const char *) r.payload, r.payload_size, &status) < 0)
-                        return fail(EXIT_PROTOCOL, "truerandomd sent a status this version cannot read");
+        } else if (o->format == FORMAT_OPENMETRICS)
+                code = ctl_render_openmetrics(status, stdout) < 0 ? EXIT_FAILED : EXIT_OK;
+        else
                 ctl_render_text(status, stdout);
-                ctl_status_free(status);
-        }
-        if (fflush(stdout) != 0)
+        ctl_status_free(status);
+        if (code != EXIT_OK || fflush(stdout) != 0)
                 return fail(EXIT_FAILED, "writing the status: %s", strerror(errno));
-        return EXIT_OK;
+        *ret_judged = true;
+        return verdict;
+}
+
+/* No status to show: the daemon is not there, refused, or answered
+ * nothing readable. The machine-readable forms still say so on stdout, so
+ * a monitor reading them never mistakes silence for an old reading. */
+static int status_unreachable(const Options *o) {
+        if (o->format == FORMAT_JSON) {
+                struct json_object *j = json_object_new_object();
+
+                if (j) {
+                        json_object_object_add(j, "version", json_object_new_int(CTL_STATUS_VERSION));
+                        json_object_object_add(j, "reachable", json_object_new_boolean(false));
+                        json_object_object_add(j, "error", json_object_new_string(last_failure));
+                        puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+                        json_object_put(j);
+                }
+        } else if (o->format == FORMAT_OPENMETRICS)
+                (void) ctl_render_openmetrics(NULL, stdout);
+        fflush(stdout);
+        return EXIT_UNREACHABLE;
 }
 
 static int do_reseed(int fd, uint8_t *buf) {
@@ -403,6 +456,7 @@ int main(int argc, char *argv[]) {
         Options o = { 0 };
         char request[CTL_REQUEST_MAX], *socket_path = NULL;
         uint8_t *buf = NULL;
+        bool judged = false;
         ssize_t n;
         int fd = -1, code;
 
@@ -428,7 +482,7 @@ int main(int argc, char *argv[]) {
         }
         switch (o.req.command) {
         case CTL_COMMAND_STATUS:
-                code = do_status(fd, &o, buf);
+                code = do_status(fd, &o, buf, &judged);
                 break;
         case CTL_COMMAND_RESEED:
                 code = do_reseed(fd, buf);
@@ -440,6 +494,8 @@ int main(int argc, char *argv[]) {
                 abort();
         }
 out:
+        if (o.req.command == CTL_COMMAND_STATUS && !judged && code != EXIT_USAGE)
+                code = status_unreachable(&o);
         if (fd >= 0)
                 close(fd);
         free(buf);

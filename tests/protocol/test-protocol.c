@@ -787,7 +787,30 @@ static void reload_and_wait(Harness *h, mode_t expect, unsigned ms) {
                 sleep_ms(10);
 }
 
+static CtlStatus *control_status(Harness *h);
+
+/* The reload as `truerandomctl status` reports it, once the daemon has
+ * handled `count` of them. */
+static CtlStatus *wait_reload_status(Harness *h, double count) {
+        uint64_t until = now_ms() + 5000;
+        CtlStatus *j;
+        double n = 0;
+
+        for (;;) {
+                j = control_status(h);
+                if ((ctl_status_get_number(ctl_status_get_object(ctl_status_root(j), "reload"), "count", &n) &&
+                     n >= count) || now_ms() > until)
+                        break;
+                ctl_status_free(j);
+                sleep_ms(20);
+        }
+        assert_true(n == count);
+        return j;
+}
+
 static void test_reload_good_and_bad(void **state) {
+        const CtlStatusObject *rl;
+        CtlStatus *j;
         Harness *h = harness_new();
         char *error = NULL;
         uint8_t buf[64];
@@ -803,11 +826,23 @@ static void test_reload_good_and_bad(void **state) {
         write_conf(h, "[device]\ntrng_mode = 0400\n");
         reload_and_wait(h, 0400, 5000);
         assert_int_equal(node_mode(h, "truerandom"), 0400);
+        j = wait_reload_status(h, 1);
+        rl = ctl_status_get_object(ctl_status_root(j), "reload");
+        assert_string_equal(ctl_status_get_string(rl, "result"), "ok");
+        assert_null(ctl_status_get_string(rl, "error"));
+        ctl_status_free(j);
 
         /* A bad one changes nothing, even the keys before its mistake. */
         write_conf(h, "[device]\ntrng_mode = 0444\nmax_parked = many\n");
         reload_and_wait(h, 0444, 1000);
         assert_int_equal(node_mode(h, "truerandom"), 0400);
+        /* ... and says so where monitoring looks, not only in the journal. */
+        j = wait_reload_status(h, 2);
+        rl = ctl_status_get_object(ctl_status_root(j), "reload");
+        assert_string_equal(ctl_status_get_string(rl, "result"), "refused");
+        assert_non_null(ctl_status_get_string(rl, "error"));
+        assert_non_null(strstr(ctl_status_get_string(rl, "error"), "max_parked"));
+        ctl_status_free(j);
         wait_seeded(h);
         assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), 64);
         harness_free(h);
@@ -930,6 +965,14 @@ static void test_status_accounts_every_byte(void **state) {
         }
         assert_non_null(file);
         assert_string_equal(ctl_status_get_string(file, "state"), "healthy");
+        assert_true(json_number(j, "reload", "count") == 0);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(ctl_status_root(j), "reload"), "result"),
+                            "none");
+        assert_true(json_number(j, NULL, "version") >= 2);
+        assert_true(json_number(j, NULL, "min_healthy") >= 1);
+        assert_non_null(ctl_status_get_string(ctl_status_root(j), "daemon_version"));
+        assert_true(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
+        assert_int_equal(ctl_status_health(j), CTL_HEALTH_SERVING);
         assert_true(ctl_status_is_true(ctl_status_get_object(ctl_status_root(j), "crng"), "seeded"));
         ctl_status_free(j);
         harness_free(h);

@@ -85,8 +85,23 @@ static void test_status_typical(void **state) {
         free(text);
 }
 
+static void test_status_version_2(void **state) {
+        char *text = render("{\"version\":2,\"daemon_version\":\"0.2\",\"ready\":true,\"trng_serving\":false,"
+                            "\"min_healthy\":2,\"uptime_s\":5,\"reload\":{\"count\":3,\"result\":\"refused\","
+                            "\"age_s\":65,\"error\":\"/etc/truerandomd.conf:12: [pool] min_healthy: not a number "
+                            "(an inline comment? they are not allowed)\"},\"sources\":[{\"name\":\"jitter\","
+                            "\"credited\":true,\"state\":\"healthy\"}]}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "truerandomd 0.2 serving, up 5.0 s\n"));
+        assert_non_null(strstr(text, "/dev/truerandom: not serving; 1 of 1 credited sources healthy (min_healthy 2)\n"));
+        assert_non_null(strstr(text, "Last reload: REFUSED 1m 05s ago, running the previous configuration: /etc/t"));
+        assert_non_null(strstr(text, ">\n"));
+        free(text);
+}
+
 static void test_status_extremes(void **state) {
-        char json[4096], name[200];
+        char json[4096], name[200], want[96];
         char *text;
 
         /* Whatever the daemon sends, lines stay within 80 printable columns. */
@@ -107,6 +122,10 @@ static void test_status_extremes(void **state) {
         assert_fits(text);
         assert_non_null(strstr(text, "truerandomd starting"));
         assert_non_null(strstr(text, "(down)"));
+        /* Whatever was cut says so: a name cut to its column, a line to 80. */
+        assert_non_null(strstr(text, "\nnnnnnn> "));
+        snprintf(want, sizeof(want), "        last error: %.47s> (", name);
+        assert_non_null(strstr(text, want));
         free(text);
 
         /* Missing fields show as "-", not as a crash. */
@@ -122,6 +141,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status_typical),
                 cmocka_unit_test(test_status_extremes),
+                cmocka_unit_test(test_status_version_2),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,12 +123,44 @@ static void test_status_truncated(void **state) {
         }
 }
 
+static CtlHealth health(const char *json) {
+        CtlStatus *st = parse(json);
+        CtlHealth h = ctl_status_health(st);
+
+        ctl_status_free(st);
+        return h;
+}
+
+#define SRC(state) "{\"name\":\"x\",\"credited\":true,\"state\":\"" state "\"}"
+
+static void test_status_health(void **state) {
+        assert_int_equal(health("{\"version\":2,\"ready\":true,\"trng_serving\":true,\"min_healthy\":1,"
+                                "\"sources\":[" SRC("healthy") "," SRC("unavailable") "]}"),
+                         CTL_HEALTH_SERVING);
+        /* A failed credited source degrades; so do too few healthy ones. */
+        assert_int_equal(health("{\"version\":2,\"ready\":true,\"trng_serving\":true,\"min_healthy\":1,"
+                                "\"sources\":[" SRC("healthy") "," SRC("failed-permanent") "]}"),
+                         CTL_HEALTH_DEGRADED);
+        assert_int_equal(health("{\"version\":2,\"ready\":true,\"trng_serving\":true,\"min_healthy\":2,"
+                                "\"sources\":[" SRC("healthy") "," SRC("startup") "]}"),
+                         CTL_HEALTH_DEGRADED);
+        /* Not serving /dev/truerandom, starting, or stopping. */
+        assert_int_equal(health("{\"version\":2,\"ready\":true,\"trng_serving\":false,\"sources\":[]}"),
+                         CTL_HEALTH_NOT_SERVING);
+        assert_int_equal(health("{\"version\":2,\"ready\":false,\"trng_serving\":true}"), CTL_HEALTH_NOT_SERVING);
+        assert_int_equal(health("{\"version\":2,\"ready\":true,\"stopping\":true}"), CTL_HEALTH_NOT_SERVING);
+        /* A schema-1 daemon is judged by "ready" and its sources. */
+        assert_int_equal(health("{\"version\":1,\"ready\":true,\"sources\":[" SRC("healthy") "]}"),
+                         CTL_HEALTH_SERVING);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status_values),
                 cmocka_unit_test(test_status_malformed),
                 cmocka_unit_test(test_status_depth),
                 cmocka_unit_test(test_status_truncated),
+                cmocka_unit_test(test_status_health),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

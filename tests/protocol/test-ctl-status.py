@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+# test-ctl-status.py - truerandomctl status against a fake daemon: the exit
+# status monitoring acts on (0 serving, 1 degraded, 2 not serving,
+# 3 unreachable) for the text, JSON and openmetrics forms alike; --json and
+# openmetrics with no daemon still print what happened; the openmetrics
+# output read by Prometheus' own parser (python3-prometheus-client), with
+# every number of the JSON in it; text lines cut with a mark.
+#   test-ctl-status.py PATH-TO-TRUEREANDOMCTL
+import copy
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+
+from prometheus_client.parser import text_string_to_metric_families
+
+CTL = sys.argv[1]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok     " if cond else "FAILED ") + what)
+    if not cond:
+        failures += 1
+
+
+def source(name, state="healthy", credited=True):
+    if not credited:
+        return {"name": name, "enabled": True, "credited": False, "state": state}
+    return {"name": name, "enabled": True, "credited": True, "state": state, "running": True,
+            "credit_bits": 0.3, "samples": 123456789, "blocks": 1000, "credited_bits": 320000,
+            "credited_bits_per_s": 1234.5,
+            "failures": {"rct": 0, "apt": 2, "permanent_rct": 0,
+                         "permanent_apt": 1 if state == "failed-permanent" else 0},
+            "read_errors": 0, "last_error": None}
+
+
+SERVING = {
+    "version": 2, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
+    "trng_serving": True, "min_healthy": 1,
+    "reload": {"count": 1, "result": "ok", "age_s": 12.5, "error": None},
+    "sources": [source("jitter"), source("hwrng"), source("kernel", "mixed", False),
+                {"name": "file", "enabled": False, "credited": False, "state": "disabled"}],
+    "store": {"fill": 812, "capacity": 1024, "blocks_in": 2000, "blocks_served": 1100, "blocks_seeded": 88,
+              "blocks_purged": 0, "bytes_served": 35200, "credited_bits_in": 640000,
+              "credited_bits_taken": 352000},
+    "devices": [{"name": "truerandom", "kind": "truerandom", "up": True, "open_files": 5, "waiting": 3,
+                 "waiting_uids": 2, "reads": 100, "bytes_served": 35200, "eagain": 0, "interrupted": 0},
+                {"name": "truerandom-random", "kind": "random", "up": True, "open_files": 1, "waiting": 0,
+                 "waiting_uids": 0, "reads": 9, "bytes_served": 3650722202, "eagain": 0, "interrupted": 0}],
+    "crng": {"seeded": True, "generation": 42, "reseeds": 41, "seed_age_s": 12.3},
+}
+
+
+def variant(change):
+    s = copy.deepcopy(SERVING)
+    change(s)
+    return s
+
+
+DEGRADED = variant(lambda s: s["sources"].__setitem__(1, source("hwrng", "failed-permanent")))
+STARTING = variant(lambda s: s.update(ready=False, trng_serving=False))
+CLOSED = variant(lambda s: s.update(trng_serving=False))
+# One source left healthy of the two that min_healthy 2 asks for, yet an old
+# daemon might still report serving: the client counts too.
+UNDER_MIN = variant(lambda s: (s.update(min_healthy=3)))
+REFUSED = variant(lambda s: s.update(reload={"count": 2, "result": "refused", "age_s": 3.0,
+                                             "error": "/etc/truerandomd.conf:7: [device] group: group "
+                                                      "'nosuchgroup' does not exist, which is quite a long "
+                                                      "message indeed"}))
+
+
+class FakeDaemon:
+    """Answers every status request with one packet."""
+
+    def __init__(self, path, reply):
+        self.reply = reply
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.bind(path)
+        self.sock.listen(4)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                req = conn.recv(4096)
+                if req.startswith(b"truerandom-control/1 status"):
+                    conn.send(self.reply)
+
+    def close(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+def run(path, *args):
+    p = subprocess.run([CTL, "--socket", path, "status", *args], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def numbers(obj, path=""):
+    """Every number (and boolean) in a JSON value, as (path, value)."""
+    if isinstance(obj, bool):
+        yield path, 1.0 if obj else 0.0
+    elif isinstance(obj, (int, float)):
+        yield path, float(obj)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from numbers(v, path + "_" + k if path else k)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from numbers(v, path[:-1] if path.endswith("s") else path)
+
+
+def parse_metrics(text, what):
+    try:
+        return list(text_string_to_metric_families(text))
+    except Exception as e:  # the parser's own words are the finding
+        check(False, "%s: Prometheus' parser reads the output (%s)" % (what, e))
+        return []
+
+
+def check_metrics(text, status, what):
+    families = parse_metrics(text, what)
+    check(len(families) > 0, what + ": Prometheus' parser reads the output")
+    samples = {}
+    for f in families:
+        check(f.documentation != "", "%s: %s has HELP" % (what, f.name))
+        check(f.type in ("gauge", "counter"), "%s: %s has TYPE" % (what, f.name))
+        for s in f.samples:
+            samples.setdefault(s.name, []).append(s.value)
+    # Every number of the JSON is the value of some sample of its name.
+    missing = []
+    for path, value in numbers(status):
+        name = "truerandom_" + path
+        values = samples.get(name, []) + samples.get(name + "_total", [])
+        if not any(math.isclose(v, value, rel_tol=1e-12) for v in values):
+            missing.append("%s=%g" % (path, value))
+    check(not missing, "%s: every number of the JSON is a metric (missing: %s)" % (what, ", ".join(missing[:5])))
+    return samples
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    sock = os.path.join(tmp, "control")
+    for name, status, verdict in (("serving", SERVING, 0), ("degraded", DEGRADED, 1),
+                                  ("fewer than min_healthy", UNDER_MIN, 1), ("starting", STARTING, 2),
+                                  ("/dev/truerandom closed", CLOSED, 2), ("reload refused", REFUSED, 0)):
+        d = FakeDaemon(sock, b"ok " + json.dumps(status).encode())
+        for fmt in ((), ("--json",), ("--format=text",), ("--format=json",), ("--format=openmetrics",)):
+            code, out, err = run(sock, *fmt)
+            check(code == verdict, "%s %s: exit %d (got %d; %s)" % (name, " ".join(fmt) or "text", verdict, code,
+                                                                     err.strip()))
+            if "json" in " ".join(fmt):
+                check(json.loads(out) == status, "%s %s: the daemon's object as it came" % (name, fmt[0]))
+            elif "openmetrics" in " ".join(fmt):
+                samples = check_metrics(out, status, name)
+                check(samples.get("truerandom_health") == [float(verdict)], name + ": truerandom_health")
+                check(samples.get("truerandom_up") == [1.0], name + ": truerandom_up 1")
+            else:
+                lines = out.splitlines()
+                check(all(len(l) <= 80 for l in lines), name + ": text within 80 columns")
+                if status is REFUSED:
+                    refused = [l for l in lines if "REFUSED" in l]
+                    check(len(refused) == 1 and refused[0].endswith(">"),
+                          "refused reload shown, its cut line marked: %r" % refused)
+                if status is CLOSED:
+                    check(any(l.startswith("/dev/truerandom: not serving") for l in lines),
+                          "text says /dev/truerandom is not serving")
+        d.close()
+        os.unlink(sock)
+
+    # Unreachable: no socket, a daemon that answers nonsense, one that
+    # answers nothing. Every form exits 3 and the machine forms say why.
+    for name, reply in (("no daemon", None), ("nonsense", b"ok {not json"), ("error reply", b"error busy")):
+        d = FakeDaemon(sock, reply) if reply else None
+        code, out, err = run(sock)
+        check(code == 3 and out == "", "%s: text exits 3, nothing on stdout (got %d)" % (name, code))
+        code, out, err = run(sock, "--json")
+        try:
+            j = json.loads(out)
+        except ValueError:
+            j = {}
+        check(code == 3 and j.get("reachable") is False and j.get("error"),
+              "%s: --json exits 3 with {reachable: false, error} (got %d, %r)" % (name, code, out))
+        code, out, err = run(sock, "--format=openmetrics")
+        samples = {s.name: s.value for f in parse_metrics(out, name) for s in f.samples}
+        check(code == 3 and samples == {"truerandom_up": 0.0},
+              "%s: openmetrics exits 3 with truerandom_up 0 alone (got %d, %r)" % (name, code, samples))
+        if d:
+            d.close()
+            os.unlink(sock)
+
+    code, out, err = run(sock, "--format=yaml")
+    check(code == 2 and "--format" in err, "--format=yaml is a usage error")
+
+
+sys.exit(1 if failures else 0)
