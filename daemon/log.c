@@ -13,10 +13,27 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
+#include <fuse3/fuse_log.h>
+
 static bool use_journal;
 static bool use_syslog;
 static bool also_stderr;
 static int max_level = LOG_INFO;
+
+/* libfuse's own messages ("fuse: ..."), which it would write to raw
+ * stderr, past the journal's fields and after stderr went to /dev/null.
+ * Its levels are syslog's. */
+__attribute__((format(printf, 2, 0)))
+static void log_from_fuse(enum fuse_log_level level, const char *fmt, va_list ap) {
+        char msg[768];
+        size_t n;
+
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        n = strlen(msg);
+        while (n > 0 && msg[n - 1] == '\n')
+                msg[--n] = '\0';
+        log_fields((int) level, NULL, "libfuse: %s", msg);
+}
 
 void log_open(bool background) {
         const char *e = getenv("JOURNAL_STREAM");
@@ -31,6 +48,7 @@ void log_open(bool background) {
         also_stderr = use_syslog;
         if (use_syslog)
                 openlog("truerandomd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+        fuse_set_log_func(log_from_fuse);
 }
 
 void log_detach_stderr(void) {

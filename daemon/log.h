@@ -3,7 +3,8 @@
  * Under systemd (stderr is the journal stream named in $JOURNAL_STREAM) each
  * message goes to the journal with structured fields: TRUERANDOM_SOURCE and
  * TRUERANDOM_HEALTH_TEST on source and health events, TRUERANDOM_DEVICE on
- * device events. Elsewhere: "truerandomd: message" lines on stderr. */
+ * device events. Elsewhere: "truerandomd: message" lines on stderr.
+ * libfuse's messages come through here too, as "libfuse: ...". */
 #pragma once
 
 #include <stdarg.h>

@@ -446,6 +446,11 @@ elif ! awk -v l="${level% *}" 'BEGIN { exit !(l <= 2.0) }'; then
         problem "exposure $level above 2.0"
 fi
 note "verify (man pages: $man) clean for ${units[*]}; exposure $level"
+# The documents the man pages and the configuration point to, uncompressed,
+# and the monitoring example, shipped.
+for f in README.md ENTROPY.md BENCHMARKS.md examples/truerandom-metrics.service examples/truerandom-metrics.timer; do
+        [ -s /usr/share/doc/truerandom/$f ] || problem "the package lacks /usr/share/doc/truerandom/$f"
+done
 end 7-analyze
 
 # ------------------------------------------------------------------
