@@ -10,13 +10,11 @@ if [ "$(id -u)" -ne 0 ]; then
         echo "run.sh: run as root: the daemon opens /dev/cuse and creates device nodes" >&2
         exit 1
 fi
-scripts/deps.sh
-if [ -f build/build.ninja ]; then
-        meson setup --reconfigure build >/dev/null
-else
-        meson setup build >/dev/null
-fi
-meson compile -C build
+. scripts/lib.sh
+scripts/deps.sh || { echo "run.sh: installing the build dependencies failed (above)" >&2; exit 1; }
+# shellcheck disable=SC2086 # options, one a word
+configure build $BUILD_OPTIONS
+meson compile -C build || { echo "run.sh: the build failed (above)" >&2; exit 1; }
 
 [ -c /dev/cuse ] || modprobe cuse 2>/dev/null || true
 if [ ! -c /dev/cuse ]; then
@@ -29,9 +27,14 @@ fi
 getent group truerandom >/dev/null || groupadd --system truerandom
 conf=/etc/truerandomd.conf
 [ -f "$conf" ] || conf=etc/truerandomd.conf
-build/daemon/truerandomd --config "$conf"
+if ! build/daemon/truerandomd --config "$conf"; then
+        echo "run.sh: truerandomd did not start (its reason is above); check the configuration with:" \
+                "build/daemon/truerandomd --check-config --config $conf" >&2
+        exit 1
+fi
 pid=$(pgrep -n -x truerandomd)
 ls -l /dev/truerandom /dev/truerandom-random /dev/truerandom-urandom
 echo "64 bytes from /dev/truerandom:"
 head -c 64 /dev/truerandom | od -An -tx1
-echo "truerandomd is serving in the background (pid $pid, log in syslog); stop it with: kill $pid"
+echo "run.sh: truerandomd is serving in the background (pid $pid, log in syslog); see it with" \
+        "build/daemon/truerandomctl status, stop it with: kill $pid"

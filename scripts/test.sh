@@ -3,15 +3,26 @@
 # gcc (warnings are errors), run every suite, then the sanitizer and clang
 # builds. Prints one closing line "N passed, N failed" over all suites.
 #
-#   scripts/test.sh            everything (what .ci/run does)
+#   scripts/test.sh            everything (what .ci/run does), the fresh
+#                              minbase chroot check last
 #   SUITES="unit protocol" scripts/test.sh   a subset (skips the extra builds)
 set -eu
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 SUITES=${SUITES:-"unit protocol vm systemd"}
 full=0
 [ "$SUITES" = "unit protocol vm systemd" ] && full=1
 
+# A step that ends this script (set -e) is named: a fresh machine's first
+# run must never stop with no word.
+step="starting"
+finished=0
+log=$(mktemp)
+trap 'rc=$?; rm -f "$log"; if [ "$finished" -eq 0 ] && [ "$rc" -ne 0 ]; then
+        echo "test.sh: stopped while $step (exit $rc); nothing after it ran" >&2; fi' EXIT
+
+step="installing the dependencies (scripts/deps.sh)"
 if [ "$(id -u)" -eq 0 ]; then
         scripts/deps.sh --all
 else
@@ -20,8 +31,6 @@ fi
 
 passed=0
 failed=0
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 
 # run_suite BUILDDIR SUITE... : meson test, counting its Ok/Fail lines.
 run_suite() {
@@ -57,15 +66,15 @@ run_suite() {
 setup() {
         dir=$1
         shift
-        if [ -f "$dir/build.ninja" ]; then
-                meson setup --reconfigure "$dir" "$@" >/dev/null
-        else
-                meson setup "$dir" "$@" >/dev/null
-        fi
-        meson compile -C "$dir"
+        step="configuring $dir"
+        configure "$dir" "$@"
+        step="building $dir"
+        meson compile -C "$dir" || { echo "test.sh: building $dir failed (above)" >&2; return 1; }
+        step="running the suites"
 }
 
-setup build -Dwerror=true -Dtests=enabled
+# shellcheck disable=SC2086 # options, one a word
+setup build $BUILD_OPTIONS
 for s in $SUITES; do
         run_suite build "$s"
 done
@@ -79,7 +88,16 @@ if [ "$full" -eq 1 ]; then
         run_suite build-clang unit protocol fuzz
         # valgrind once over the daemon serving and stopping with parked readers.
         run_suite build valgrind
+        # Last, the README's commands in a fresh minbase chroot (inside it,
+        # this suite skips itself).
+        run_suite build fresh
 fi
 
+finished=1
+if [ "$failed" -eq 0 ]; then
+        echo "test.sh: every suite passed ($SUITES$([ "$full" -eq 1 ] && echo ", asan, clang, fuzz, valgrind"))"
+else
+        echo "test.sh: $failed failed: see the FAIL lines above, and each build's meson-logs/testlog.txt"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

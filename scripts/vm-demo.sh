@@ -72,3 +72,10 @@ rc=0
 VM_ECHO=. vm_boot "$kroot/boot/vmlinuz-$kver" "$work/initramfs.cpio" "$work/console.log" 180 rdinit=/init \
         -device virtio-rng-pci || rc=$?
 grep -q '### demo done' "$work/console.log" || { echo "vm-demo: the guest did not finish (QEMU status $rc)" >&2; exit 1; }
+if ! grep -q '### ls -l /dev/truerandom' "$work/console.log"; then
+        echo "vm-demo: truerandomd did not start in the guest (console: $work/console.log)" >&2
+        exit 1
+fi
+echo "vm-demo: the daemon ran in a guest (Linux $kver) and is gone; on a kernel with CUSE" \
+        "(modprobe cuse makes /dev/cuse), scripts/run.sh runs it on this machine, and" \
+        "'meson install -C build' or the .deb (dpkg-buildpackage -b) installs it as a service"

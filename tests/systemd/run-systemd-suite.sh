@@ -20,6 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../vm/lib.sh"
+vm_report_setup_failure systemd
 
 [ $# -eq 2 ] || { echo "usage: $0 SOURCEDIR BUILDDIR" >&2; exit 2; }
 src=$(cd "$1" && pwd)
@@ -56,9 +57,18 @@ mkdir -p "$work"
 # Installs what dpkg-checkbuilddeps finds missing: of each alternative the
 # first apt knows (systemd-dev exists only after bookworm).
 install_build_deps() {
-        local unmet dep alt pkgs=()
+        local out unmet dep alt pkgs=()
 
-        unmet=$(cd "$1" && dpkg-checkbuilddeps 2>&1 | sed -n 's/.*Unmet build dependencies: //p')
+        # dpkg-checkbuilddeps exits 1 when something is unmet, which is the
+        # case to handle, not a failure: under pipefail a pipeline ending
+        # in it would end the script before anything is installed or said.
+        out=$(cd "$1" && dpkg-checkbuilddeps 2>&1) || true
+        unmet=$(printf '%s\n' "$out" | sed -n 's/.*Unmet build dependencies: //p')
+        if [ -z "$unmet" ] && [ -n "$out" ]; then
+                echo "$out" >&2
+                echo "systemd: dpkg-checkbuilddeps failed (above)" >&2
+                exit 1
+        fi
         [ -n "$unmet" ] || return 0
         vm_log "installing build dependencies: $unmet"
         # "a (>= 1) b | c [amd64]" -> words "a" and "b|c".
@@ -103,11 +113,8 @@ stopwatch deb
 kroot=$(vm_kernel "${TRUERANDOM_VM_CACHE:-$build/vm-cache}")
 kver=$(vm_kernel_version "$kroot")
 
-release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-[ -n "$release" ] || vm_skip "/etc/os-release names no release for debootstrap"
-mirror=${MIRROR:-$(sed -n 's/^URIs: *\([^ ]*\/debian\)\/*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)}
-mirror=${mirror:-$(awk '$1 == "deb" && $2 ~ /\/debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)}
-[ -n "$mirror" ] || vm_skip "no Debian mirror in the apt sources (set MIRROR=)"
+release=$(vm_debian_release)
+mirror=$(vm_debian_mirror)
 
 # The first alternative of each dependency, without versions.
 deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/ //g' -e 's/:.*//' | grep -v '^$')

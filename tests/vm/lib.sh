@@ -1,6 +1,9 @@
 # shellcheck shell=bash
 # lib.sh - shared pieces of the QEMU harnesses; sourced by bash scripts.
 #
+#   vm_report_setup_failure NAME      a command that ends the script (set -e)
+#                                     is named on stderr, with its line
+#   vm_debian_release, vm_debian_mirror  for debootstrap (or a skip)
 #   vm_require CMD:PACKAGE...         commands the harness needs; installs the
 #                                     missing packages (root + apt-get) or skips
 #   vm_kernel CACHE_DIR               kernel root from fetch-kernel.sh (cached);
@@ -22,6 +25,44 @@ VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 vm_log() {
         printf 'vm: %s\n' "$*" >&2
+}
+
+# vm_report_setup_failure NAME: a harness that set -e ends says which
+# command ended it, and where; without this a failing command substitution
+# ends the script with no word (issue #13: 0.3 s, exit 1, nothing said).
+# The ERR trap only notes the command (it also runs in subshells, where
+# printing would say it twice); the EXIT trap says it once.
+vm_report_setup_failure() {
+        VM_SUITE_NAME=$1
+        VM_FAILED_CMD=
+        set -o errtrace
+        trap 'VM_FAILED_RC=$?; VM_FAILED_CMD=$BASH_COMMAND; VM_FAILED_AT="${BASH_SOURCE[0]##*/}:$LINENO"' ERR
+        trap 'vm_say_setup_failure $?' EXIT
+}
+
+# vm_say_setup_failure RC: for a harness's own EXIT trap.
+vm_say_setup_failure() {
+        if [ "$1" -ne 0 ] && [ "$1" -ne 77 ] && [ -n "${VM_FAILED_CMD:-}" ]; then
+                printf '%s: set-up failed: `%s'"'"' exited %s (%s)\n' "$VM_SUITE_NAME" "$VM_FAILED_CMD" \
+                        "$VM_FAILED_RC" "$VM_FAILED_AT" >&2
+        fi
+}
+
+# This machine's Debian release, and the mirror apt uses ($MIRROR first),
+# for debootstrap; a skip when there is none.
+vm_debian_release() {
+        local r
+        r=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+        [ -n "$r" ] || vm_skip "/etc/os-release names no release for debootstrap"
+        echo "$r"
+}
+
+vm_debian_mirror() {
+        local m
+        m=${MIRROR:-$(sed -n 's/^URIs: *\([^ ]*\/debian\)\/*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)}
+        m=${m:-$(awk '$1 == "deb" && $2 ~ /\/debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)}
+        [ -n "$m" ] || vm_skip "no Debian mirror in the apt sources (set MIRROR=)"
+        echo "$m"
 }
 
 vm_skip() {

@@ -14,6 +14,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+vm_report_setup_failure vm
 
 [ $# -eq 1 ] || { echo "usage: $0 BUILDDIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
