@@ -502,6 +502,14 @@ static int handler(void *userdata, const char *section, const char *name, const 
                         fail(p, -EINVAL, p->lineno, "unknown key '%s' in [%s]", name, section);
                 return 0;
         }
+        /* libinih strips "; why" after a value, but not "# why": that would
+         * reach us as part of the value, and a path would swallow it. */
+        if (strstr(value, " #") || strstr(value, "\t#")) {
+                fail(p, -EINVAL, p->lineno,
+                     "a comment after the value of %s is read as part of the value: put it on a line of its own",
+                     name);
+                return 0;
+        }
         if (p->seen & (UINT64_C(1) << i)) {
                 fail(p, -EINVAL, p->lineno, "duplicate key '%s' in [%s], first set on line %u", name, section,
                      p->key_line[i]);
@@ -561,6 +569,8 @@ static char *format_error(const Parser *p) {
 
         if (p->error_line > 0)
                 r = asprintf(&s, "%s:%u: %s", p->path, p->error_line, p->reason);
+        else if (p->error == -ENOENT)
+                r = asprintf(&s, "%s: %s", p->path, p->reason);
         else
                 /* GNU strerror_r(): thread-safe, returns the text. */
                 r = asprintf(&s, "%s: %s", p->path, strerror_r(-p->error, buf, sizeof(buf)));
@@ -582,7 +592,7 @@ int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error
                         *ret = c;
                         return 0;
                 }
-                fail(&p, -errno, 0, "%s", "cannot open");
+                fail(&p, -errno, 0, "%s", errno == ENOENT ? "not found" : "cannot open");
         } else {
                 r = ini_parse_stream(reader, &p, handler, &p);
                 /* Only our reader and handler stop a parse, and each records
@@ -595,6 +605,17 @@ int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error
                 free(p.line);
                 if (!p.error)
                         check(&p);
+                c.group_line = p.key_line[key_index("device", "group")];
+                for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                        char section[32];
+                        int k;
+
+                        snprintf(section, sizeof(section), "source.%s", config_source_name(s));
+                        k = key_index(section, "enable");
+                        c.source[s].enable_line = k >= 0 ? p.key_line[k] : 0;
+                        k = key_index(section, "path");
+                        c.source[s].path_line = k >= 0 ? p.key_line[k] : 0;
+                }
         }
 
         if (p.error) {

@@ -47,6 +47,9 @@ typedef struct SourceConfig {
         uint64_t rate;             /* file */
         size_t jitter_buffer;      /* bytes */
         unsigned jitter_accesses;
+        /* Where the file set enable and path (0: not set there), for
+         * FILE:LINE in what the daemon refuses later. */
+        unsigned enable_line, path_line;
 } SourceConfig;
 
 typedef struct Config {
@@ -54,6 +57,7 @@ typedef struct Config {
         char *random_name;
         char *urandom_name;
         char *group;
+        unsigned group_line;       /* 0: the default */
         mode_t trng_mode;
         mode_t random_mode;
         bool dropin;
@@ -77,7 +81,9 @@ int config_init_defaults(Config *c);
 
 /* Loads path over the defaults. missing_ok: a missing file means defaults.
  * On error returns -errno, leaves ret untouched and sets *ret_error (malloc'd,
- * "FILE:LINE: reason" or "FILE: reason") for the caller to log and free. */
+ * "FILE:LINE: reason" or "FILE: reason", "FILE: not found" for a missing
+ * file) for the caller to log and free. A value followed by "# ..." is
+ * refused: libinih would read the comment as part of it. */
 int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error);
 
 void config_done(Config *c);

@@ -270,10 +270,130 @@ static int create_collectors(Daemon *d) {
                         return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
                 collector_get_stats(d->sources[i].collector, &d->sources[i].last);
                 d->sources[i].passed_startup = false;
-                if (d->sources[i].last.state == SOURCE_UNAVAILABLE)
-                        log_fields(LOG_NOTICE, &(LogFields){ .source = config_source_name(i) },
-                                   "source %s unavailable here: %s", config_source_name(i),
-                                   daemon_source_error(d->sources[i].last.last_error));
+        }
+        return 0;
+}
+
+/* Why source i credits nothing to /dev/truerandom, or NULL when it may.
+ * runs: a collector (or, for --check-config, an open) exists; state and
+ * error: what it found. */
+static const char *not_credited(const Config *c, ConfigSource i, bool runs, SourceState state, int error, char *buf,
+                                size_t size) {
+        const SourceConfig *sc = &c->source[i];
+        bool has_path = i == CONFIG_SOURCE_HWRNG || i == CONFIG_SOURCE_FILE;
+
+        if (i == CONFIG_SOURCE_KERNEL)
+                return "never credited (mixed into CRNG seeds only)";
+        if (!sc->enable)
+                return "disabled (enable = no)";
+        if (sc->credit_mbits == 0)
+                return "credit = 0";
+        if (!runs)
+                return "not built into this truerandomd";
+        if (state != SOURCE_UNAVAILABLE && state != SOURCE_FAILED_PERMANENT)
+                return NULL;
+        if (i == CONFIG_SOURCE_RDSEED && error == -ENODEV)
+                return "unavailable (this CPU has no RDSEED)";
+        snprintf(buf, size, "unavailable (%s%s%s)", has_path && sc->path ? sc->path : "",
+                 has_path && sc->path ? ": " : "", daemon_source_error(error));
+        return buf;
+}
+
+/* One line for the case where no source can be credited: each source and
+ * why, with the line of its [source.*] enable where the file set it. */
+static char *no_credited_line(const Config *c, const char *path, const bool runs[], const SourceState states[],
+                              const int errors[]) {
+        char line[1024], why[160], at[24];
+        size_t n = 0;
+        char *s;
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX && n < sizeof(line); i++) {
+                at[0] = '\0';
+                if (c->source[i].enable_line)
+                        snprintf(at, sizeof(at), " (line %u)", c->source[i].enable_line);
+                n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s%s", i ? "; " : "", config_source_name(i),
+                                      not_credited(c, i, runs[i], states[i], errors[i], why, sizeof(why)), at);
+        }
+        if (asprintf(&s, "%s: no credited source can run, so /dev/truerandom would never serve: %s. Enable one "
+                         "(see truerandomd.conf(5))", path ? path : "built-in defaults", line) < 0)
+                return NULL;
+        return s;
+}
+
+/* With no credited source that can run, /dev/truerandom would never serve
+ * and the CRNG never seed: a start that waits for them would hang without
+ * a word. Say why, per source, in one line, and do not start. */
+static int check_credited_sources(Daemon *d) {
+        bool runs[_CONFIG_SOURCE_MAX];
+        SourceState states[_CONFIG_SOURCE_MAX];
+        int errors[_CONFIG_SOURCE_MAX];
+        char why[160];
+        _cleanup_free_ char *line = NULL;
+        bool any = false;
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                runs[i] = d->sources[i].collector != NULL;
+                states[i] = d->sources[i].last.state;
+                errors[i] = d->sources[i].last.last_error;
+                any = any || !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
+        }
+        if (any) {
+                for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                        if (runs[i] && states[i] == SOURCE_UNAVAILABLE)
+                                log_fields(LOG_NOTICE, &(LogFields){ .source = config_source_name(i) }, "source %s %s",
+                                           config_source_name(i),
+                                           not_credited(&d->config, i, true, states[i], errors[i], why, sizeof(why)));
+                return 0;
+        }
+        line = no_credited_line(&d->config, d->config_path, runs, states, errors);
+        log_error("%s", line ? line : "no credited source can run");
+        return -ENOMEDIUM;
+}
+
+int daemon_check_config(const Config *c, const char *path, char **ret_error) {
+        bool runs[_CONFIG_SOURCE_MAX] = { 0 }, any = false;
+        SourceState states[_CONFIG_SOURCE_MAX];
+        int errors[_CONFIG_SOURCE_MAX] = { 0 };
+        char why[160], *s = NULL;
+        gid_t gid;
+
+        if (resolve_group(c->group, &gid) < 0) {
+                if (c->group_line && asprintf(&s, "%s:%u: group '%s' does not exist (create it with "
+                                                  "systemd-sysusers or groupadd)", path, c->group_line, c->group) < 0)
+                        return -ENOMEM;
+                if (!c->group_line && asprintf(&s, "%s: group '%s' (the default of [device] group) does not "
+                                                   "exist (install the package, or create it with groupadd)",
+                                               path, c->group) < 0)
+                        return -ENOMEM;
+                *ret_error = s;
+                return -ENOENT;
+        }
+        /* Each source as the daemon's collector opens it, then closed. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *sc = &c->source[i];
+                const SourceOps *ops = source_ops(i);
+                SourceParams p = source_params(sc);
+                void *state = NULL;
+
+                states[i] = SOURCE_STARTUP;
+                if (!sc->enable || i == CONFIG_SOURCE_KERNEL || sc->credit_mbits == 0 || !ops)
+                        continue;
+                runs[i] = true;
+                errors[i] = ops->open(&p, &state);
+                if (errors[i] >= 0) {
+                        errors[i] = ops->max_credit && ops->max_credit(state) == 0 ? -EPERM : 0;
+                        ops->close(state);
+                }
+                if (errors[i] < 0)
+                        states[i] = SOURCE_UNAVAILABLE;
+                any = any || !not_credited(c, i, runs[i], states[i], errors[i], why, sizeof(why));
+        }
+        if (!any) {
+                s = no_credited_line(c, path, runs, states, errors);
+                if (!s)
+                        return -ENOMEM;
+                *ret_error = s;
+                return -ENOMEDIUM;
         }
         return 0;
 }
@@ -588,14 +708,14 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
 
         d = calloc(1, sizeof(*d));
         if (!d)
-                return -ENOMEM;
+                return log_error_errno(-ENOMEM, "start-up");
         d->wake_fd = -1;
         d->started_usec = daemon_now_usec();
         d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
         d->config = *config;
         *config = (Config){ 0 };
         if (config_path && !(d->config_path = strdup(config_path))) {
-                r = -ENOMEM;
+                r = log_error_errno(-ENOMEM, "start-up");
                 goto fail;
         }
         r = resolve_group(d->config.group, &d->gid);
@@ -635,8 +755,10 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         }
 
         r = sd_event_new(&d->event);
-        if (r < 0)
+        if (r < 0) {
+                log_error_errno(r, "creating the event loop");
                 goto fail;
+        }
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);
         sigaddset(&ss, SIGINT);
@@ -650,27 +772,32 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         }
         d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (d->wake_fd < 0) {
-                r = -errno;
+                r = log_error_errno(-errno, "eventfd");
                 goto fail;
         }
         r = sd_event_add_io(d->event, &d->wake_source, d->wake_fd, EPOLLIN, on_wake, d);
-        if (r < 0)
+        if (r >= 0)
+                r = sd_event_add_time(d->event, &d->status_timer, CLOCK_MONOTONIC, 0, 0, on_status_timer, d);
+        if (r < 0) {
+                log_error_errno(r, "event sources");
                 goto fail;
-        r = sd_event_add_time(d->event, &d->status_timer, CLOCK_MONOTONIC, 0, 0, on_status_timer, d);
-        if (r < 0)
-                goto fail;
+        }
         (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
                                        (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
-        if (r < 0)
+        if (r < 0) {
+                log_error_errno(r, "reseed timer");
                 goto fail;
+        }
         (void)sd_event_source_set_enabled(d->reseed_timer, SD_EVENT_ON);
         if (sd_watchdog_enabled(false, &watchdog_usec) > 0 && watchdog_usec > 0) {
                 d->watchdog_usec = watchdog_usec / 2;
                 r = sd_event_add_time_relative(d->event, &d->watchdog_timer, CLOCK_MONOTONIC, d->watchdog_usec,
                                                0, on_watchdog, d);
-                if (r < 0)
+                if (r < 0) {
+                        log_error_errno(r, "watchdog timer");
                         goto fail;
+                }
                 (void)sd_event_source_set_enabled(d->watchdog_timer, SD_EVENT_ON);
         }
 
@@ -689,6 +816,8 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         }
 
         r = create_collectors(d);
+        if (r >= 0)
+                r = check_credited_sources(d);
         if (r < 0)
                 goto fail;
 
@@ -705,8 +834,10 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (d->config.start_delay_ms > 0) {
                 r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC,
                                                (uint64_t)d->config.start_delay_ms * 1000ULL, 0, on_start_timer, d);
-                if (r < 0)
+                if (r < 0) {
+                        log_error_errno(r, "start timer");
                         goto fail;
+                }
                 log_info("sources start in %u ms (start_delay_ms)", d->config.start_delay_ms);
         } else {
                 r = start_collectors(d);

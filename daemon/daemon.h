@@ -38,5 +38,11 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
 /* Runs until SIGTERM/SIGINT (0) or a fatal error (-errno). */
 int daemon_run(Daemon *d);
 
+/* What the daemon would refuse at start, checked without starting it: the
+ * group, and whether any credited source can run here (each is opened and
+ * closed). 0, or -errno with *ret_error set ("FILE:LINE: reason" where a
+ * line applies; malloc'd). For --check-config. */
+int daemon_check_config(const Config *c, const char *path, char **ret_error);
+
 /* Stops the sources, closes the sessions (the nodes disappear). Takes NULL. */
 Daemon *daemon_free(Daemon *d);

@@ -20,6 +20,12 @@
 #include "daemon.h"
 #include "log.h"
 
+/* 1 (EXIT_FAILURE): it could not start, and will not until an administrator
+ * changes something; truerandomd.service does not restart it
+ * (RestartPreventExitStatus=1). 2: usage. 3: it stopped on an error while
+ * running, which a restart may cure. */
+#define EXIT_RUNTIME 3
+
 static void usage(FILE *f) {
         fprintf(f,
                 "Usage: truerandomd [OPTIONS]\n"
@@ -62,6 +68,28 @@ static int go_background(void) {
                 close(null);
         }
         return fds[1];
+}
+
+/* --check-config: what the daemon would refuse at start is refused here,
+ * and a default file that is absent is said to be absent. */
+static int check_config(const char *config_path, Config *config) {
+        const char *path = config_path ? config_path : CONFIG_DEFAULT_PATH;
+        bool defaults = !config_path && access(path, F_OK) < 0 && errno == ENOENT;
+        char *error = NULL;
+        int r;
+
+        r = daemon_check_config(config, path, &error);
+        config_done(config);
+        if (r < 0) {
+                fprintf(stderr, "truerandomd: %s\n", error ? error : strerror(-r));
+                free(error);
+                return EXIT_FAILURE;
+        }
+        if (defaults)
+                printf("%s: not found; truerandomd would run on the built-in defaults, which are OK here\n", path);
+        else
+                printf("%s: OK\n", path);
+        return EXIT_SUCCESS;
 }
 
 int main(int argc, char *argv[]) {
@@ -116,10 +144,16 @@ int main(int argc, char *argv[]) {
                 free(error);
                 return EXIT_FAILURE;
         }
-        if (check) {
-                printf("%s: OK\n", config_path ? config_path : CONFIG_DEFAULT_PATH);
+        if (check)
+                return check_config(config_path, &config);
+
+        /* Said before anything fails for the lack of it (the control
+         * socket's directory, /dev/cuse). */
+        if (geteuid() != 0) {
+                fprintf(stderr, "truerandomd: must run as root: it opens /dev/cuse, creates the device nodes and "
+                                "the control socket (run it with sudo, or as truerandomd.service)\n");
                 config_done(&config);
-                return EXIT_SUCCESS;
+                return EXIT_FAILURE;
         }
 
         /* Keys live in this process: no core dumps, no ptrace by peers. */
@@ -139,15 +173,15 @@ int main(int argc, char *argv[]) {
 
         r = daemon_new(&config, config_path ? config_path : CONFIG_DEFAULT_PATH, &hooks, &d);
         config_done(&config);
-        if (r < 0) {
-                log_error_errno(r, "start-up failed");
+        /* daemon_new() said why, once: a second, generic line would only
+         * mislead ("start-up failed: No such file or directory"). */
+        if (r < 0)
                 return EXIT_FAILURE;
-        }
         r = daemon_run(d);
         daemon_free(d);
         if (r < 0) {
                 log_error_errno(r, "stopped on an error");
-                return EXIT_FAILURE;
+                return EXIT_RUNTIME;
         }
         log_info("stopped");
         return EXIT_SUCCESS;

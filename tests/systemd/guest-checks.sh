@@ -482,6 +482,34 @@ systemctl reload $UNIT
 end 8-journal
 
 # ------------------------------------------------------------------
+# 10. no credited source: the start fails at once with one line naming
+# every source, and Restart= does not loop on it (exit status 1).
+
+begin
+config '[source.jitter]\nenable = no\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = yes\npath = /nonexistent\n'
+systemctl reset-failed $UNIT 2>/dev/null
+t0=$(now_ms)
+if systemctl restart $UNIT 2>/dev/null; then
+        problem "systemctl restart succeeded with no credited source"
+fi
+note "start failed after $(secs $(($(now_ms) - t0)))"
+restarts=$(prop $UNIT NRestarts)
+# RestartSec= is 100 ms: a loop would have restarted it many times by now.
+sleep 3
+now=$(prop $UNIT NRestarts)
+[ "$now" = "$restarts" ] || problem "restarted $((now - restarts)) times in 3 s (Restart= loops)"
+[ "$(prop $UNIT ExecMainStatus)" = 1 ] || problem "exit status $(prop $UNIT ExecMainStatus), not 1"
+line=$(journalctl -b -u $UNIT -o cat --no-pager | grep 'no credited source can run' | tail -n 1)
+case "$line" in
+*"jitter disabled"*"rdseed disabled"*"hwrng unavailable"*) note "said: $line" ;;
+*) problem "no line naming each source: '$line'" ;;
+esac
+cp $ORIG $CONF
+systemctl reset-failed $UNIT 2>/dev/null
+systemctl start $UNIT || problem "the good configuration did not start again"
+end 10-nosource
+
+# ------------------------------------------------------------------
 # 9. purge: what the package added is gone (the group too: the package
 # created it and, without tester, it has no members).
 

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+# test-daemon-cli.py - truerandomd's command line where it must refuse:
+# start-up with no credited source that can run fails fast (foreground and
+# background) with one line naming every source; a missing group says so
+# once; a non-root start says root is needed; --check-config refuses what
+# the daemon would refuse, with FILE:LINE, says "not found" for a missing
+# file and names an inline comment. Needs root (skips otherwise).
+#   test-daemon-cli.py PATH-TO-TRUERANDOMD
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+D = sys.argv[1]
+failures = 0
+if os.geteuid() != 0:
+    print("SKIP: needs root (the daemon refuses to start otherwise, which is one of the checks)")
+    sys.exit(77)
+
+
+def check(cond, what):
+    global failures
+    print(("ok     " if cond else "FAILED ") + what)
+    if not cond:
+        failures += 1
+
+
+def run(args, as_nobody=False):
+    cmd = [D] + args
+    if as_nobody:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
+    t = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - t
+
+
+def lines(text):
+    return [l for l in text.splitlines() if l]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    def conf(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write("[control]\nsocket = %s/control-%s\n" % (tmp, name) + text)
+        return path
+
+    gid = os.getgid()
+    nothing = conf("nothing.conf", "[device]\ngroup = %d\n[source.jitter]\nenable = no\n"
+                   "[source.rdseed]\nenable = no\n[source.hwrng]\nenable = yes\npath = %s/no-hwrng\n" % (gid, tmp))
+    for mode, args in (("foreground", ["--foreground"]), ("background", [])):
+        code, out, err, secs = run(args + ["--config", nothing])
+        check(code == 1, "no credited source, %s: exit 1 (got %d)" % (mode, code))
+        check(secs < 10, "no credited source, %s: fails fast (%.1f s)" % (mode, secs))
+        l = lines(err)
+        check(len(l) == 1 and all(s in l[0] for s in ("jitter disabled", "rdseed disabled", "hwrng unavailable",
+                                                      "kernel never credited", "file disabled")),
+              "no credited source, %s: one line naming every source and why: %r" % (mode, l))
+
+    code, out, err, _ = run(["--check-config", "--config", nothing])
+    check(code == 1 and "no credited source" in err and "(line 6)" in err,
+          "--check-config refuses no credited source, with lines: %r" % err.strip())
+
+    nogroup = conf("nogroup.conf", "[device]\ngroup = no-such-group-here\n")
+    code, out, err, _ = run(["--foreground", "--config", nogroup])
+    l = lines(err)
+    check(code == 1 and len(l) == 1 and "no-such-group-here" in l[0] and "start-up failed" not in err,
+          "missing group: one clear line, exit 1: %r" % l)
+    code, out, err, _ = run(["--check-config", "--config", nogroup])
+    check(code == 1 and "nogroup.conf:4: group 'no-such-group-here' does not exist" in err,
+          "--check-config refuses the missing group at FILE:LINE: %r" % err.strip())
+
+    if shutil.which("setpriv"):
+        ok = conf("ok.conf", "[device]\ngroup = %d\n" % gid)
+        os.chmod(tmp, 0o755)
+        os.chmod(ok, 0o644)
+        code, out, err, _ = run(["--foreground", "--config", ok], as_nobody=True)
+        check(code == 1 and "must run as root" in err and "Permission denied" not in err,
+              "non-root: says root is needed: %r" % err.strip())
+
+    code, out, err, _ = run(["--check-config", "--config", os.path.join(tmp, "absent.conf")])
+    check(code == 1 and err.strip().endswith("absent.conf: not found"), "a missing file is 'not found': %r" % err)
+
+    inline = conf("inline.conf", "[device]\ngroup = %d\n[source.jitter]\nenable = yes # the default\n" % gid)
+    code, out, err, _ = run(["--check-config", "--config", inline])
+    check(code == 1 and "inline.conf:6:" in err and "comment" in err, "an inline comment is named: %r" % err.strip())
+
+    good = conf("good.conf", "[device]\ngroup = %d\n" % gid)
+    code, out, err, _ = run(["--check-config", "--config", good])
+    check(code == 0 and out.strip() == good + ": OK", "a good file is OK: %r %r" % (out, err))
+
+sys.exit(1 if failures else 0)
