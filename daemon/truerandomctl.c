@@ -4,12 +4,15 @@
  * One request per connection (ctlproto.h). Every failure is one line on
  * stderr and a documented exit code (truerandomctl(1)), so scripts can tell
  * "not root" from "no daemon" from "no such source". A raw capture goes to
- * its file only once the daemon has opened the source, and a capture that
- * fails half-way removes its -o file: an auditor never assesses a
- * truncated capture by mistake. */
+ * a temporary file beside -o FILE once the daemon has opened the source,
+ * and is renamed to FILE only when complete: a capture that fails half-way,
+ * or is ended by SIGINT, SIGTERM or SIGHUP, removes it, so an auditor never
+ * assesses a truncated capture by mistake (and an older FILE stays). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -362,20 +365,95 @@ static uint64_t now_ms(void) {
         return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
 }
 
-static void progress(const Options *o, uint64_t done, uint64_t total, bool last) {
-        static uint64_t shown;
-        unsigned filled = total ? (unsigned) (done * PROGRESS_WIDTH / total) : PROGRESS_WIDTH;
-        char bar[PROGRESS_WIDTH + 1];
-        uint64_t t = now_ms();
+/* 12.3 MB/s style; bytes, as a sample is one. */
+static void fmt_rate(double per_s, char buf[static 16]) {
+        static const char units[] = " kMGT";
+        int u = 0;
 
+        while (per_s >= 1000 && u < (int) sizeof(units) - 2) {
+                per_s /= 1000;
+                u++;
+        }
+        snprintf(buf, 16, u ? "%.1f %cB/s" : "%.0f B/s", per_s, units[u]);
+}
+
+static void fmt_left(double s, char buf[static 32]) {
+        uint64_t t = (uint64_t) (s + 0.5);
+
+        if (!(s >= 0) || s > 359999)
+                snprintf(buf, 32, "--:--");
+        else if (t >= 3600)
+                snprintf(buf, 32, "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64, t / 3600, t / 60 % 60, t % 60);
+        else
+                snprintf(buf, 32, "%" PRIu64 ":%02" PRIu64, t / 60, t % 60);
+}
+
+/* [####.....]  45% 450000/1000000  1.2 MB/s  0:05 left */
+static void progress(const Options *o, uint64_t done, uint64_t total, bool last) {
+        static uint64_t shown, started;
+        unsigned filled = total ? (unsigned) (done * PROGRESS_WIDTH / total) : PROGRESS_WIDTH;
+        char bar[PROGRESS_WIDTH + 1], rate[16], left[32];
+        uint64_t t = now_ms();
+        double per_s;
+
+        if (!started)
+                started = t;
         if (!last && t - shown < 100)
                 return;
         shown = t;
+        per_s = t > started ? (double) done * 1000.0 / (double) (t - started) : 0;
+        fmt_rate(per_s, rate);
+        fmt_left(per_s > 0 ? (double) (total - done) / per_s : -1, left);
         memset(bar, '#', filled);
         memset(bar + filled, '.', PROGRESS_WIDTH - filled);
         bar[PROGRESS_WIDTH] = '\0';
-        fprintf(stderr, "\r%-8.8s [%s] %3u%% %" PRIu64 "/%" PRIu64 "%s", o->req.source, bar,
-                total ? (unsigned) (done * 100 / total) : 100, done, total, last ? "\n" : "");
+        /* Trailing blanks: a shorter line must cover a longer one. */
+        fprintf(stderr, "\r%-8.8s [%s] %3u%% %" PRIu64 "/%" PRIu64 " %s %s%s", o->req.source, bar,
+                total ? (unsigned) (done * 100 / total) : 100, done, total, rate, last ? "done" : left,
+                last ? "     \n" : " left  ");
+}
+
+/* The capture's temporary file, removed by the signal handler: set only
+ * while it exists. */
+static char partial_path[PATH_MAX];
+static volatile sig_atomic_t partial_exists;
+
+static void on_fatal_signal(int sig) {
+        /* unlink() and raise() are async-signal-safe. */
+        if (partial_exists)
+                (void) unlink(partial_path);
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
+/* A temporary file beside path (same directory: the rename is atomic),
+ * mode 0644 less the umask as a plain creat() would give. */
+static int partial_create(const char *path) {
+        static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+        struct sigaction sa = { .sa_handler = on_fatal_signal };
+        mode_t mask;
+        int fd;
+
+        if ((size_t) snprintf(partial_path, sizeof(partial_path), "%s.partial-XXXXXX", path) >= sizeof(partial_path))
+                return -ENAMETOOLONG;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+                sigaction(signals[i], &sa, NULL);
+        fd = mkostemp(partial_path, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        partial_exists = 1;
+        mask = umask(0);
+        umask(mask);
+        (void) fchmod(fd, 0644 & ~mask);
+        return fd;
+}
+
+static void partial_remove(void) {
+        if (partial_exists) {
+                partial_exists = 0;
+                (void) unlink(partial_path);
+        }
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n) {
@@ -406,9 +484,9 @@ static int do_raw(int fd, const Options *o, uint8_t *buf) {
                 return fail(EXIT_PROTOCOL, "truerandomd offers %" PRIu32 " x %" PRIu64 " samples, not the ones asked for",
                             rep.rows, rep.samples);
         if (o->output) {
-                out = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+                out = partial_create(o->output);
                 if (out < 0)
-                        return fail(EXIT_FAILED, "cannot create %s: %s", o->output, strerror(errno));
+                        return fail(EXIT_FAILED, "cannot create a file beside %s: %s", o->output, strerror(-out));
         }
 
         for (;;) {
@@ -444,10 +522,19 @@ static int do_raw(int fd, const Options *o, uint8_t *buf) {
         if (code == EXIT_OK && bar)
                 progress(o, got, total, true);
         if (o->output) {
+                if (code == EXIT_OK && fsync(out) < 0)
+                        code = fail(EXIT_FAILED, "writing %s: %s", o->output, strerror(errno));
                 if (close(out) < 0 && code == EXIT_OK)
                         code = fail(EXIT_FAILED, "writing %s: %s", o->output, strerror(errno));
-                if (code != EXIT_OK && unlink(o->output) == 0)
-                        fprintf(stderr, "truerandomctl: removed the incomplete %s\n", o->output);
+                if (code == EXIT_OK && rename(partial_path, o->output) < 0)
+                        code = fail(EXIT_FAILED, "renaming the capture to %s: %s", o->output, strerror(errno));
+                if (code == EXIT_OK)
+                        partial_exists = 0;
+                else {
+                        partial_remove();
+                        fprintf(stderr, "truerandomctl: removed the incomplete capture; %s was not written\n",
+                                o->output);
+                }
         }
         return code;
 }

@@ -1,20 +1,28 @@
 #!/usr/bin/python3
-# test-ctl-status.py - truerandomctl status against a fake daemon: the exit
-# status monitoring acts on (0 serving, 1 degraded, 2 not serving,
-# 3 unreachable) for the text, JSON and openmetrics forms alike; --json and
-# openmetrics with no daemon still print what happened; the openmetrics
-# output read by Prometheus' own parser (python3-prometheus-client), with
-# every number of the JSON in it; text lines cut with a mark.
-#   test-ctl-status.py PATH-TO-TRUEREANDOMCTL
+# test-truerandomctl.py - the real truerandomctl against a fake daemon.
+# status: the exit status monitoring acts on (0 serving, 1 degraded, 2 not
+# serving, 3 unreachable) for the text, JSON and openmetrics forms alike;
+# --json and openmetrics with no daemon still print what happened; the
+# openmetrics output read by Prometheus' own parser
+# (python3-prometheus-client), with every number of the JSON in it; text
+# lines cut with a mark.
+# raw -o FILE: a complete capture lands under FILE; a daemon that goes away
+# mid-capture, or SIGINT, SIGTERM, SIGHUP, leave no file at all (and an
+# older FILE as it was); the progress bar shows rate and time left.
+#   test-truerandomctl.py PATH-TO-TRUERANDOMCTL
 import copy
 import json
 import math
 import os
+import pty
+import select
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -76,7 +84,8 @@ REFUSED = variant(lambda s: s.update(reload={"count": 2, "result": "refused", "a
 
 
 class FakeDaemon:
-    """Answers every status request with one packet."""
+    """Answers every status request with one packet; reply may instead be
+    a function (connection, request) for other conversations."""
 
     def __init__(self, path, reply):
         self.reply = reply
@@ -94,7 +103,12 @@ class FakeDaemon:
                 return
             with conn:
                 req = conn.recv(4096)
-                if req.startswith(b"truerandom-control/1 status"):
+                if callable(self.reply):
+                    try:
+                        self.reply(conn, req)
+                    except OSError:
+                        pass
+                elif req.startswith(b"truerandom-control/1 status"):
                     conn.send(self.reply)
 
     def close(self):
@@ -202,6 +216,96 @@ with tempfile.TemporaryDirectory() as tmp:
 
     code, out, err = run(sock, "--format=yaml")
     check(code == 2 and "--format" in err, "--format=yaml is a usage error")
+
+    # ---- raw -o FILE ---------------------------------------------------
+    N = 200000
+    stalled = threading.Event()
+
+    def exporter(ending):
+        """start, then half the samples in 1000-byte packets, then ending."""
+        def talk(conn, req):
+            conn.send(b"start samples=%d rows=1" % N)
+            for _ in range(N // 2 // 1000):
+                conn.send(b"data " + b"\x5a" * 1000)
+            if ending in ("complete", "slow"):
+                for _ in range(N // 2 // 1000):
+                    conn.send(b"data " + b"\xa5" * 1000)
+                    if ending == "slow":
+                        time.sleep(0.01)  # a bar is drawn every 100 ms
+                conn.send(b"ok")
+            elif ending == "stall":
+                stalled.set()
+                time.sleep(30)
+            # "vanish": the connection closes here, mid-capture.
+        return talk
+
+    out_file = os.path.join(tmp, "capture.bin")
+
+    def leftovers():
+        return sorted(f for f in os.listdir(tmp) if f.startswith("capture.bin"))
+
+    def raw(*extra, **kw):
+        return subprocess.Popen([CTL, "--socket", sock, "raw", "jitter", "--samples", str(N), "-o", out_file,
+                                 *extra], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=kw.get("stderr", subprocess.PIPE), text=True)
+
+    d = FakeDaemon(sock, exporter("complete"))
+    p = raw()
+    _, err = p.communicate(timeout=60)
+    data = open(out_file, "rb").read() if os.path.exists(out_file) else b""
+    check(p.returncode == 0 and data == b"\x5a" * (N // 2) + b"\xa5" * (N // 2) and leftovers() == ["capture.bin"],
+          "raw -o: a complete capture under its name, nothing else (exit %d, %d bytes, %s)" %
+          (p.returncode, len(data), leftovers()))
+    d.close()
+    os.unlink(sock)
+
+    # An older capture stays as it was whatever happens to a new one.
+    for how in ("vanish", "SIGINT", "SIGTERM", "SIGHUP"):
+        with open(out_file, "wb") as f:
+            f.write(b"older capture")
+        stalled.clear()
+        d = FakeDaemon(sock, exporter("vanish" if how == "vanish" else "stall"))
+        p = raw()
+        if how != "vanish":
+            stalled.wait(30)
+            time.sleep(0.3)
+            p.send_signal(getattr(signal, how))
+        _, err = p.communicate(timeout=60)
+        kept = open(out_file, "rb").read() if os.path.exists(out_file) else None
+        check(p.returncode != 0 and kept == b"older capture" and leftovers() == ["capture.bin"],
+              "raw -o, %s mid-capture: exit %d, no partial file left, the older file kept (%s)" %
+              (how, p.returncode, leftovers()))
+        d.close()
+        os.unlink(sock)
+
+    # The progress bar, on a terminal: rate and time left.
+    os.unlink(out_file)
+    d = FakeDaemon(sock, exporter("slow"))
+    master, slave = pty.openpty()
+    p = raw(stderr=slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 30)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    last = shown.decode(errors="replace").replace("\r", "\n").strip().splitlines()[-1] if shown else ""
+    check(p.returncode == 0 and "100%" in last and "B/s" in last and "done" in last,
+          "raw progress shows the rate at the end: %r" % last)
+    running = [l for l in shown.decode(errors="replace").split("\r") if " left" in l]
+    check(len(running) > 0 and "B/s" in running[-1] and ":" in running[-1].split("B/s")[1],
+          "raw progress shows the rate and the time left while it runs: %r" % running[-1:])
+    d.close()
+    os.unlink(sock)
 
 
 sys.exit(1 if failures else 0)
