@@ -11,20 +11,16 @@
 #include "daemon.h"
 #include "pool/collector.h"
 #include "pool/store.h"
+#include "ratewin.h"
 
 #define CRNG_BUFFER 8192U
 #define STATUS_INTERVAL_USEC 1000000ULL
-#define RATE_WINDOW_USEC (5ULL * 1000000ULL)
 
 typedef struct SourceSlot {
         Collector *collector;        /* NULL: not configured, or kernel */
         CollectorStats last;         /* what was last logged */
         bool passed_startup;         /* reached HEALTHY at least once */
-        /* The credit rate's window, moved on by the loop (never by a status
-         * request, so no poller changes what another one sees): the rate is
-         * the credit since rate_usec, at least RATE_WINDOW_USEC ago. */
-        uint64_t rate_usec, rate_mbits;          /* where the window starts */
-        uint64_t rate_next_usec, rate_next_mbits; /* where the next one will */
+        RateWindow rate;             /* moved on by the loop, read by status */
 } SourceSlot;
 
 typedef struct DeviceSlot {
@@ -74,7 +70,5 @@ struct Daemon {
 /* status.c */
 int daemon_status_json(Daemon *d, char **ret_json);
 uint64_t daemon_now_usec(void);
-/* Moves a source's credit-rate window on; called by the loop on its events. */
-void daemon_rate_advance(SourceSlot *slot, uint64_t credited_mbits, uint64_t now);
 /* A collector's last_error in words (-EPERM: the device justifies no credit). */
 const char *daemon_source_error(int error);

@@ -232,7 +232,7 @@ static void refresh_sources(Daemon *d) {
                         continue;
                 collector_get_stats(slot->collector, &now);
                 log_source_changes(d, i, slot, &now);
-                daemon_rate_advance(slot, now.credited_mbits, daemon_now_usec());
+                rate_window_advance(&slot->rate, now.credited_mbits, daemon_now_usec());
                 if (now.state == SOURCE_HEALTHY)
                         healthy++;
                 if (!slot->passed_startup && (now.state == SOURCE_STARTUP || now.state == SOURCE_FAILED_INTERMITTENT))

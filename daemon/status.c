@@ -47,28 +47,6 @@ static int add(struct json_object *o, const char *key, struct json_object *v) {
         return 0;
 }
 
-void daemon_rate_advance(SourceSlot *slot, uint64_t credited_mbits, uint64_t now) {
-        if (slot->rate_usec == 0) {
-                slot->rate_usec = slot->rate_next_usec = now;
-                slot->rate_mbits = slot->rate_next_mbits = credited_mbits;
-                return;
-        }
-        if (now - slot->rate_next_usec >= RATE_WINDOW_USEC) {
-                slot->rate_usec = slot->rate_next_usec;
-                slot->rate_mbits = slot->rate_next_mbits;
-                slot->rate_next_usec = now;
-                slot->rate_next_mbits = credited_mbits;
-        }
-}
-
-/* Credited bits per second since the window's start, read only: what one
- * status request sees does not depend on any other. */
-static double credit_rate(const SourceSlot *slot, uint64_t mbits, uint64_t now) {
-        if (slot->rate_usec == 0 || now <= slot->rate_usec || mbits < slot->rate_mbits)
-                return 0;
-        return (double) (mbits - slot->rate_mbits) / 1000.0 / ((double) (now - slot->rate_usec) / 1e6);
-}
-
 /* o whole, or NULL (and o freed) when one of its adds failed. */
 static struct json_object *finish(struct json_object *o, int r) {
         if (r < 0) {
@@ -118,7 +96,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "samples", json_object_new_uint64(st.samples));
         ADD(o, "blocks", json_object_new_uint64(st.blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));
-        ADD(o, "credited_bits_per_s", fixed(credit_rate(slot, st.credited_mbits, now), 1));
+        ADD(o, "credited_bits_per_s", fixed(rate_window_bits_per_s(&slot->rate, st.credited_mbits, now), 1));
         f = json_object_new_object();
         if (f) {
                 ADD(f, "rct", json_object_new_uint64(st.fail_rct));
