@@ -1,10 +1,10 @@
-/* ctxdict.c - context -> follower-count dictionaries for the MultiMMC and
- * LZ78Y predictors (SP 800-90B §6.3.9, §6.3.10).
+/* ctxdict.c - context and (context, follower) dictionaries for the MultiMMC
+ * and LZ78Y predictors (SP 800-90B §6.3.9, §6.3.10).
  *
- * Linear probing over power-of-two tables kept at most half full; a slot
- * value of 0 marks it empty, so a context node is stored as node + 1 and a
- * follower count is always at least 1. Entries are never removed: both
- * predictors cap their dictionaries instead.
+ * Linear probing over power-of-two tables kept at most half full. A pair's
+ * key is its context shifted one byte older with the follower as the newest
+ * byte, so it is known before the context is found and can be prefetched.
+ * Entries are never removed: both predictors cap their dictionaries.
  * Flow: predict-context.c only. */
 #include "ctxdict.h"
 
@@ -15,21 +15,23 @@
 #define TABLE_INITIAL 1024U
 
 static size_t ctx_hash(CtxKey k) {
-        uint64_t h = k.lo * 0x9e3779b97f4a7c15ULL ^ (k.hi + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+        uint64_t h = k.lo * 0x9e3779b97f4a7c15ULL;
 
+        h ^= (k.hi + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+        h ^= (k.top + 0x165667b19e3779f9ULL) * 0x27d4eb2f165667c5ULL;
         h ^= h >> 31;
         h *= 0xd6e8feb86659fd93ULL;
         return (size_t)(h ^ (h >> 32));
 }
 
 static bool ctx_equal(CtxKey a, CtxKey b) {
-        return a.lo == b.lo && a.hi == b.hi;
+        return a.lo == b.lo && a.hi == b.hi && a.top == b.top;
 }
 
 static CtxSlot *table_slot(const CtxTable *t, CtxKey key) {
         size_t i = ctx_hash(key) & t->mask;
 
-        while (t->slots[i].value != 0 && !ctx_equal(t->slots[i].key, key))
+        while (t->slots[i].used && !ctx_equal(t->slots[i].key, key))
                 i = (i + 1) & t->mask;
         return &t->slots[i];
 }
@@ -42,14 +44,14 @@ static int table_grow(CtxTable *t) {
                 return -ENOMEM;
         if (t->slots)
                 for (size_t i = 0; i <= t->mask; i++)
-                        if (t->slots[i].value != 0)
+                        if (t->slots[i].used)
                                 *table_slot(&grown, t->slots[i].key) = t->slots[i];
         free(t->slots);
         *t = grown;
         return 0;
 }
 
-/* The slot for key, empty if absent; grows first so an insert fits. */
+/* The slot for key (unused if absent), with room to insert it. */
 static int table_reserve(CtxTable *t, CtxKey key, CtxSlot **ret) {
         if (!t->slots || 2 * (t->used + 1) > t->mask + 1) {
                 int r = table_grow(t);
@@ -61,75 +63,90 @@ static int table_reserve(CtxTable *t, CtxKey key, CtxSlot **ret) {
         return 0;
 }
 
+static CtxSlot *table_find(const CtxTable *t, CtxKey key) {
+        CtxSlot *s;
+
+        if (!t->slots)
+                return NULL;
+        s = table_slot(t, key);
+        return s->used ? s : NULL;
+}
+
 void ctxdict_init(CtxDict *d) {
         memset(d, 0, sizeof(*d));
 }
 
 void ctxdict_deinit(CtxDict *d) {
-        for (unsigned i = 0; i < CTX_DEPTH_MAX; i++)
+        for (unsigned i = 0; i < CTX_DEPTH_MAX; i++) {
                 free(d->contexts[i].slots);
-        free(d->followers.slots);
-        free(d->nodes);
+                free(d->pairs[i].slots);
+        }
         memset(d, 0, sizeof(*d));
 }
 
-uint32_t ctxdict_find(const CtxDict *d, unsigned depth, CtxKey key) {
-        const CtxTable *t = &d->contexts[depth];
-        const CtxSlot *s;
-
-        if (!t->slots)
-                return CTX_NONE;
-        s = table_slot(t, key);
-        return s->value ? (uint32_t)(s->value - 1) : CTX_NONE;
+CtxSlot *ctxdict_find(const CtxDict *d, unsigned depth, CtxKey key) {
+        return table_find(&d->contexts[depth], key);
 }
 
-int ctxdict_get(CtxDict *d, unsigned depth, CtxKey key, uint32_t *ret_node) {
+int ctxdict_get(CtxDict *d, unsigned depth, CtxKey key, CtxSlot **ret) {
+        CtxTable *t = &d->contexts[depth];
         CtxSlot *s;
-        int r = table_reserve(&d->contexts[depth], key, &s);
+        int r = table_reserve(t, key, &s);
 
         if (r < 0)
                 return r;
-        if (s->value == 0) {
-                if (d->n_nodes == d->cap_nodes) {
-                        size_t cap = d->cap_nodes ? 2 * d->cap_nodes : TABLE_INITIAL;
-                        CtxNode *nodes = realloc(d->nodes, cap * sizeof(*nodes));
-
-                        if (!nodes)
-                                return -ENOMEM;
-                        d->nodes = nodes;
-                        d->cap_nodes = cap;
-                }
-                if (d->n_nodes >= CTX_NONE)
-                        return -ENOMEM;
-                d->nodes[d->n_nodes] = (CtxNode) { 0 };
-                s->key = key;
-                s->value = ++d->n_nodes;
-                d->contexts[depth].used++;
+        if (!s->used) {
+                *s = (CtxSlot) { .key = key, .used = true };
+                t->used++;
         }
-        *ret_node = (uint32_t)(s->value - 1);
+        *ret = s;
         return 0;
 }
 
-int ctxdict_count(CtxDict *d, uint32_t node, uint8_t symbol, bool allow_new, bool *ret_added) {
-        CtxKey key = { .lo = ((uint64_t)node << 8) | symbol };
-        CtxNode *n = &d->nodes[node];
-        CtxSlot *s;
-        int r = table_reserve(&d->followers, key, &s);
+static CtxKey pair_key(CtxKey key, uint8_t symbol) {
+        CtxKey p = {
+                .lo = (key.lo << 8) | symbol,
+                .hi = (key.hi << 8) | (key.lo >> 56),
+                .top = key.hi >> 56,
+        };
 
-        if (r < 0)
-                return r;
+        return p;
+}
+
+int ctxdict_count(CtxDict *d, unsigned depth, CtxSlot *ctx, CtxKey key, uint8_t symbol, bool allow_new, bool *ret_added) {
+        CtxTable *t = &d->pairs[depth];
+        CtxKey pk = pair_key(key, symbol);
+        CtxSlot *s;
+
         *ret_added = false;
-        if (s->value == 0) {
-                if (!allow_new)
+        if (!allow_new) {
+                s = table_find(t, pk);
+                if (!s)
                         return 0;
-                s->key = key;
-                d->followers.used++;
-                *ret_added = true;
+        } else {
+                int r = table_reserve(t, pk, &s);
+
+                if (r < 0)
+                        return r;
+                if (!s->used) {
+                        *s = (CtxSlot) { .key = pk, .used = true };
+                        t->used++;
+                        *ret_added = true;
+                }
         }
-        s->value++;
-        if (s->value > n->best_count || (s->value == n->best_count && symbol > n->best)) {
-                n->best_count = s->value;
-                n->best = symbol;
+        s->count++;
+        if (s->count > ctx->count || (s->count == ctx->count && symbol > ctx->best)) {
+                ctx->count = s->count;
+                ctx->best = symbol;
         }
         return 0;
+}
+
+void ctxdict_prefetch(const CtxDict *d, unsigned depth, CtxKey key, uint8_t symbol) {
+        const CtxTable *c = &d->contexts[depth], *p = &d->pairs[depth];
+
+        if (c->slots)
+                __builtin_prefetch(&c->slots[ctx_hash(key) & c->mask]);
+        if (p->slots)
+                __builtin_prefetch(&p->slots[ctx_hash(pair_key(key, symbol)) & p->mask]);
 }

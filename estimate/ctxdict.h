@@ -1,7 +1,10 @@
 /* ctxdict.h - the dictionaries of the MultiMMC and LZ78Y predictors: for
- * each context (up to 16 symbols, one table per context length) the counts
- * of the symbols that followed it, and the current prediction (the most
- * frequent follower; ties: the larger symbol, as NIST's tool breaks them).
+ * each context (up to 16 symbols, one table per context length) the count
+ * of its most frequent follower and which symbol that is (ties: the larger
+ * symbol, as NIST's tool breaks them), and for each (context, follower)
+ * pair its count, keyed by the context with the follower appended.
+ * Keys depend only on the data, never on insertion order, so a predictor
+ * can prefetch the slots of the next sample while it works on this one.
  * Open-addressing hash tables, grown as they fill. Internal to libestimate. */
 #pragma once
 
@@ -10,16 +13,18 @@
 #include <stdint.h>
 
 #define CTX_DEPTH_MAX 16U
-#define CTX_NONE UINT32_MAX
 
-/* A context of up to 16 symbols, packed one byte each. */
+/* Up to 17 symbols (a 16-symbol context and its follower), one byte each,
+ * the newest in the lowest byte of lo. */
 typedef struct CtxKey {
-        uint64_t lo, hi;
+        uint64_t lo, hi, top;
 } CtxKey;
 
 typedef struct CtxSlot {
         CtxKey key;
-        uint64_t value;      /* 0: empty; node + 1, or a follower count */
+        uint32_t count;      /* contexts: the best follower's count; pairs: the pair's count */
+        uint8_t best;        /* contexts: the best follower */
+        bool used;
 } CtxSlot;
 
 typedef struct CtxTable {
@@ -27,39 +32,35 @@ typedef struct CtxTable {
         size_t mask, used;
 } CtxTable;
 
-typedef struct CtxNode {
-        uint64_t best_count;
-        uint8_t best;
-} CtxNode;
-
 typedef struct CtxDict {
         CtxTable contexts[CTX_DEPTH_MAX];  /* by context length - 1 */
-        CtxTable followers;                /* (node, symbol) -> count */
-        CtxNode *nodes;
-        size_t n_nodes, cap_nodes;
+        CtxTable pairs[CTX_DEPTH_MAX];     /* by context length - 1 */
 } CtxDict;
 
 void ctxdict_init(CtxDict *d);
 void ctxdict_deinit(CtxDict *d);
 
-/* The node of context `key` of length depth + 1, or CTX_NONE. */
-uint32_t ctxdict_find(const CtxDict *d, unsigned depth, CtxKey key);
-/* Find or create it: 0 and *ret_node, or -ENOMEM. */
-int ctxdict_get(CtxDict *d, unsigned depth, CtxKey key, uint32_t *ret_node);
+/* Context `key` of length depth + 1, or NULL. The pointer holds until the
+ * next ctxdict_get() at this depth. */
+CtxSlot *ctxdict_find(const CtxDict *d, unsigned depth, CtxKey key);
+/* Find or create it: 0 and *ret, or -ENOMEM. */
+int ctxdict_get(CtxDict *d, unsigned depth, CtxKey key, CtxSlot **ret);
 
-/* Count one more `symbol` after `node`. A follower not seen before is added
- * only if allow_new; *ret_added says whether it was. 0 or -ENOMEM. */
-int ctxdict_count(CtxDict *d, uint32_t node, uint8_t symbol, bool allow_new, bool *ret_added);
+/* Count one more `symbol` after context `ctx` (found at `depth` with key
+ * `key`). A pair not seen before is added only if allow_new; *ret_added
+ * says whether it was. 0 or -ENOMEM. */
+int ctxdict_count(CtxDict *d, unsigned depth, CtxSlot *ctx, CtxKey key, uint8_t symbol, bool allow_new, bool *ret_added);
 
-static inline const CtxNode *ctxdict_node(const CtxDict *d, uint32_t node) {
-        return &d->nodes[node];
-}
+/* Start loading the slots ctxdict_find() and ctxdict_count() will touch. */
+void ctxdict_prefetch(const CtxDict *d, unsigned depth, CtxKey key, uint8_t symbol);
 
 /* key with `symbol` as its next older byte: the context one longer. */
 static inline CtxKey ctxkey_extend(CtxKey k, unsigned len, uint8_t symbol) {
         if (len < 8)
                 k.lo |= (uint64_t)symbol << (8 * len);
-        else
+        else if (len < 16)
                 k.hi |= (uint64_t)symbol << (8 * (len - 8));
+        else
+                k.top |= (uint64_t)symbol << (8 * (len - 16));
         return k;
 }

@@ -54,8 +54,12 @@ static int assess_symbols(const uint8_t *s, size_t n, unsigned k, double h[stati
         r = ea_tuple_estimate(s, n, &h[EA_T_TUPLE], &h[EA_LRS]);
         if (r < 0)
                 return r;
-        h[EA_MULTI_MCW] = ea_predict_multi_mcw(s, n, k);
-        h[EA_LAG] = ea_predict_lag(s, n, k);
+        r = ea_predict_multi_mcw(s, n, k, &h[EA_MULTI_MCW]);
+        if (r < 0)
+                return r;
+        r = ea_predict_lag(s, n, k, &h[EA_LAG]);
+        if (r < 0)
+                return r;
         r = ea_predict_multi_mmc(s, n, k, &h[EA_MULTI_MMC]);
         if (r < 0)
                 return r;

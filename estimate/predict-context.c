@@ -128,59 +128,78 @@ static int mmc_bits(const uint8_t *s, size_t n, double *ret_h) {
         return 0;
 }
 
+/* keys[l]: the context of length l + 1 ending just before s[i]. */
+static void context_keys(const uint8_t *s, size_t i, unsigned depth, CtxKey keys[static CTX_DEPTH_MAX]) {
+        CtxKey key = { 0 };
+
+        for (unsigned l = 0; l < depth && l < i; l++)
+                keys[l] = key = ctxkey_extend(key, l, s[i - 1 - l]);
+}
+
 static int mmc_symbols(const uint8_t *s, size_t n, unsigned k, double *ret_h) {
         uint64_t score[MMC_DEPTH] = { 0 };
         size_t entries[MMC_DEPTH];
-        unsigned winner = 0;
+        unsigned winner = 0, reach = MMC_DEPTH;
         Record rec = { 0 };
+        CtxKey keys[2][CTX_DEPTH_MAX];
         CtxDict dict;
         bool added;
         int r = 0;
 
         ctxdict_init(&dict);
         for (unsigned d = 0; d < MMC_DEPTH && d + 2 < n; d++) {
-                CtxKey key = { 0 };
-                uint32_t node;
+                CtxSlot *ctx;
 
-                for (unsigned j = 0; j <= d; j++)
-                        key = ctxkey_extend(key, j, s[d - j]);
-                r = ctxdict_get(&dict, d, key, &node);
+                context_keys(s, d + 1, d + 1, keys[0]);
+                r = ctxdict_get(&dict, d, keys[0][d], &ctx);
                 if (r < 0)
                         goto out;
-                r = ctxdict_count(&dict, node, s[d + 1], true, &added);
+                r = ctxdict_count(&dict, d, ctx, keys[0][d], s[d + 1], true, &added);
                 if (r < 0)
                         goto out;
                 entries[d] = 1;
         }
+        context_keys(s, 2, MMC_DEPTH, keys[0]);
         for (size_t i = 2; i < n; i++) {
                 const unsigned cur_winner = winner;
-                CtxKey key = { 0 };
+                const unsigned depths = i - 2 < MMC_DEPTH - 1 ? (unsigned)(i - 1) : MMC_DEPTH;
+                const CtxKey *key = keys[i & 1];
                 bool found = true;
 
-                for (unsigned d = 0; d < MMC_DEPTH && d + 2 <= i; d++) {
-                        uint32_t node = CTX_NONE;
+                /* The next sample's slots load while this one is scored:
+                 * those up to one past the depth reached, and those that
+                 * may still get new entries. */
+                if (i + 1 < n) {
+                        context_keys(s, i + 1, MMC_DEPTH, keys[(i + 1) & 1]);
+                        for (unsigned d = 0; d < depths; d++)
+                                if (d <= reach + 1 || entries[d] < MMC_ENTRIES_MAX)
+                                        ctxdict_prefetch(&dict, d, keys[(i + 1) & 1][d], s[i + 1]);
+                }
+                reach = 0;
+                for (unsigned d = 0; d < depths; d++) {
+                        CtxSlot *ctx = NULL;
 
-                        key = ctxkey_extend(key, d, s[i - d - 1]);
                         if (found) {
-                                node = ctxdict_find(&dict, d, key);
-                                found = node != CTX_NONE;
+                                ctx = ctxdict_find(&dict, d, key[d]);
+                                found = ctx != NULL;
                         }
                         if (found) {
-                                bool hit = ctxdict_node(&dict, node)->best == s[i];
+                                bool hit = ctx->best == s[i];
 
+                                reach = d;
                                 if (hit && ++score[d] >= score[winner])
                                         winner = d;
                                 if (d == cur_winner)
                                         record_hit(&rec, hit);
-                                r = ctxdict_count(&dict, node, s[i], entries[d] < MMC_ENTRIES_MAX, &added);
+                                r = ctxdict_count(&dict, d, ctx, key[d], s[i], entries[d] < MMC_ENTRIES_MAX, &added);
                                 if (r < 0)
                                         goto out;
                                 entries[d] += added;
                         } else if (entries[d] < MMC_ENTRIES_MAX) {
-                                r = ctxdict_get(&dict, d, key, &node);
+                                r = ctxdict_get(&dict, d, key[d], &ctx);
                                 if (r < 0)
                                         goto out;
-                                r = ctxdict_count(&dict, node, s[i], true, &added);
+                                r = ctxdict_count(&dict, d, ctx, key[d], s[i], true, &added);
                                 if (r < 0)
                                         goto out;
                                 entries[d]++;
@@ -245,50 +264,50 @@ static int lz78y_symbols(const uint8_t *s, size_t n, unsigned k, double *ret_h) 
         size_t entries = 0;
         Record rec = { 0 };
         CtxDict dict;
-        CtxKey keys[LZ78Y_DEPTH];
+        CtxKey keys[2][CTX_DEPTH_MAX];
         bool added;
         int r = 0;
 
         ctxdict_init(&dict);
+        context_keys(s, LZ78Y_DEPTH, LZ78Y_DEPTH, keys[0]);
         for (unsigned j = 1; j <= LZ78Y_DEPTH; j++, entries++) {
-                CtxKey key = { 0 };
-                uint32_t node;
+                CtxSlot *ctx;
 
-                for (unsigned l = 0; l < j; l++)
-                        key = ctxkey_extend(key, l, s[LZ78Y_DEPTH - 1 - l]);
-                r = ctxdict_get(&dict, j - 1, key, &node);
+                r = ctxdict_get(&dict, j - 1, keys[0][j - 1], &ctx);
                 if (r < 0)
                         goto out;
-                r = ctxdict_count(&dict, node, s[LZ78Y_DEPTH], true, &added);
+                r = ctxdict_count(&dict, j - 1, ctx, keys[0][j - 1], s[LZ78Y_DEPTH], true, &added);
                 if (r < 0)
                         goto out;
         }
+        context_keys(s, LZ78Y_DEPTH + 1, LZ78Y_DEPTH, keys[(LZ78Y_DEPTH + 1) & 1]);
         for (size_t i = LZ78Y_DEPTH + 1; i < n; i++) {
+                const CtxKey *key = keys[i & 1];
                 uint64_t best = 0;
                 uint8_t guess = 0;
-                CtxKey key = { 0 };
 
-                for (unsigned l = 0; l < LZ78Y_DEPTH; l++)
-                        keys[l] = key = ctxkey_extend(key, l, s[i - 1 - l]);
+                if (i + 1 < n) {
+                        context_keys(s, i + 1, LZ78Y_DEPTH, keys[(i + 1) & 1]);
+                        for (unsigned j = 0; j < LZ78Y_DEPTH; j++)
+                                ctxdict_prefetch(&dict, j, keys[(i + 1) & 1][j], s[i + 1]);
+                }
                 /* Longest context first: it wins ties. */
                 for (unsigned j = LZ78Y_DEPTH; j >= 1; j--) {
-                        uint32_t node = ctxdict_find(&dict, j - 1, keys[j - 1]);
+                        CtxSlot *ctx = ctxdict_find(&dict, j - 1, key[j - 1]);
 
-                        if (node != CTX_NONE) {
-                                const CtxNode *c = ctxdict_node(&dict, node);
-
-                                if (c->best_count > best) {
-                                        best = c->best_count;
-                                        guess = c->best;
+                        if (ctx) {
+                                if (ctx->count > best) {
+                                        best = ctx->count;
+                                        guess = ctx->best;
                                 }
-                                r = ctxdict_count(&dict, node, s[i], true, &added);
+                                r = ctxdict_count(&dict, j - 1, ctx, key[j - 1], s[i], true, &added);
                                 if (r < 0)
                                         goto out;
                         } else if (entries < LZ78Y_ENTRIES_MAX) {
-                                r = ctxdict_get(&dict, j - 1, keys[j - 1], &node);
+                                r = ctxdict_get(&dict, j - 1, key[j - 1], &ctx);
                                 if (r < 0)
                                         goto out;
-                                r = ctxdict_count(&dict, node, s[i], true, &added);
+                                r = ctxdict_count(&dict, j - 1, ctx, key[j - 1], s[i], true, &added);
                                 if (r < 0)
                                         goto out;
                                 entries++;
