@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "counting.h"
+#include "noniid-internal.h"
 #include "predict.h"
 #include "tuple.h"
 
@@ -74,15 +75,10 @@ static double assess_min(const double h[static _EA_MAX], double cap) {
         return cap;
 }
 
-int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret) {
-        EaReport rep = { .samples = n, .bits = bits };
+int ea_map_symbols(const uint8_t *samples, size_t n, unsigned bits, uint8_t *mapped, unsigned *ret_k) {
         unsigned rank[256] = { 0 }, k = 0;
         bool seen[256] = { false };
-        uint8_t *mapped = NULL, *bitstring = NULL;
-        int r = -ENOMEM;
 
-        if (!samples || !ret || bits < 1 || bits > 8 || n < EA_SAMPLES_MIN || n > EA_SAMPLES_MAX)
-                return -EINVAL;
         for (size_t i = 0; i < n; i++)
                 seen[samples[i]] = true;
         for (unsigned v = 0; v < 256; v++) {
@@ -92,26 +88,46 @@ int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret) {
                         return -EINVAL;
                 rank[v] = k++;
         }
-        for (unsigned e = 0; e < _EA_MAX; e++)
-                rep.original[e] = rep.bitstring[e] = NAN;
-        rep.h_bitstring = NAN;
-
-        if (k == 1) {
-                rep.h_original = rep.min_entropy = 0.0;
-                *ret = rep;
-                return 0;
-        }
-
-        mapped = malloc(n);
-        if (!mapped)
-                goto out;
         for (size_t i = 0; i < n; i++)
                 mapped[i] = (uint8_t)rank[samples[i]];
-        r = assess_symbols(mapped, n, k, rep.original);
+        *ret_k = k;
+        return 0;
+}
+
+int ea_assess_mapped(const uint8_t *mapped, size_t n, unsigned k, unsigned bits, EaReport *ret) {
+        EaReport rep = { .samples = n, .bits = bits, .h_bitstring = NAN };
+        int r;
+
+        for (unsigned e = 0; e < _EA_MAX; e++)
+                rep.original[e] = rep.bitstring[e] = NAN;
+        if (k > 1) {
+                r = assess_symbols(mapped, n, k, rep.original);
+                if (r < 0)
+                        return r;
+        }
+        rep.h_original = k > 1 ? assess_min(rep.original, (double)bits) : 0.0;
+        rep.min_entropy = rep.h_original;
+        *ret = rep;
+        return 0;
+}
+
+int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret) {
+        EaReport rep;
+        uint8_t *mapped = NULL, *bitstring = NULL;
+        unsigned k;
+        int r;
+
+        if (!samples || !ret || bits < 1 || bits > 8 || n < EA_SAMPLES_MIN || n > EA_SAMPLES_MAX)
+                return -EINVAL;
+        mapped = malloc(n);
+        if (!mapped)
+                return -ENOMEM;
+        r = ea_map_symbols(samples, n, bits, mapped, &k);
         if (r < 0)
                 goto out;
-        rep.h_original = assess_min(rep.original, (double)bits);
-        rep.min_entropy = rep.h_original;
+        r = ea_assess_mapped(mapped, n, k, bits, &rep);
+        if (r < 0)
+                goto out;
 
         if (k > 2) {
                 r = -ENOMEM;
