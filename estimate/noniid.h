@@ -71,5 +71,15 @@ typedef struct EaRestartReport {
         double h_r, h_c, min_entropy; bool passed; /* as NIST's ea_restart reports */
 } EaRestartReport;
 
-/* matrix is rows*cols samples, row-major (the restart capture's file layout). */
+/* SP 800-90B §3.1.4, as NIST's `ea_restart -v FILE bits h_i` computes it:
+ * the sanity check (the most common value's count in every row and column
+ * against a cutoff computed exactly, where the tool simulates it), then the
+ * estimators on the row and column datasets (no bitstring pass; row and
+ * col hold them, NAN when the sanity check failed, as the tool stops
+ * there); passed = sanity_passed && min(h_r, h_c) >= h_i / 2, and
+ * min_entropy = min(h_r, h_c, h_i).
+ * matrix is rows*cols samples, row-major (the restart capture's file layout).
+ * -EINVAL on bad args (NULL pointers, rows != cols, bits outside 1..8,
+ * h_i outside 0..bits, fewer than EA_SAMPLES_MIN samples, a sample with
+ * bits set above `bits`), -ENOMEM. */
 int ea_restart(const uint8_t *matrix, size_t rows, size_t cols, unsigned bits, double h_i, EaRestartReport *ret);
