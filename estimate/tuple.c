@@ -1,0 +1,196 @@
+/* tuple.c - the t-tuple (§6.3.5) and LRS (§6.3.6) estimates from a suffix
+ * array.
+ *
+ * Both need, for every tuple length t, statistics over the counts of all
+ * distinct t-tuples: the largest count Q[t] (t-tuple) and the number of
+ * colliding pairs, sum of C(count, 2) (LRS). Every repeated tuple is an
+ * lcp-interval of the suffix array: a maximal run of adjacent suffixes whose
+ * longest common prefix is at least t. An interval with lcp h, parent lcp
+ * p and `size` suffixes is the tuple of every length in (p, h] and occurs
+ * `size` times. One stack pass over the LCP array visits each interval once
+ * (Abouelhoda, Kurtz, Ohlebusch 2004), so the whole test is O(n) after the
+ * sort instead of one pass per t.
+ * The suffix array comes from libdivsufsort (Debian's suffix sorter, the one
+ * NIST's tool uses); the LCP array from it with Kasai's Phi method, written
+ * over the suffix array to keep the peak at 8 bytes per symbol. */
+#include "tuple.h"
+
+#include <divsufsort.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "bound.h"
+
+/* §6.3.5: tuples are counted up to the largest t at which some t-tuple
+ * still occurs at least 35 times. */
+#define TUPLE_MIN_COUNT 35U
+
+typedef struct Interval {
+        int32_t lcp;
+        int32_t left;
+} Interval;
+
+/* In place: sa (n entries) becomes the LCP array, lcp[i] = LCP of the
+ * suffixes sa[i-1] and sa[i], lcp[0] = 0. phi is scratch of n entries. */
+static void tuple_lcp_from_sa(const uint8_t *s, int32_t n, int32_t *sa, int32_t *phi) {
+        int32_t h = 0;
+
+        phi[sa[0]] = -1;
+        for (int32_t i = 1; i < n; i++)
+                phi[sa[i]] = sa[i - 1];
+        /* phi becomes the permuted LCP, in text order: PLCP[i] >= PLCP[i-1] - 1. */
+        for (int32_t i = 0; i < n; i++) {
+                int32_t j = phi[i];
+
+                if (j < 0) {
+                        phi[i] = 0;
+                        h = 0;
+                        continue;
+                }
+                while (i + h < n && j + h < n && s[i + h] == s[j + h])
+                        h++;
+                phi[i] = h;
+                if (h > 0)
+                        h--;
+        }
+        for (int32_t i = 0; i < n; i++)
+                sa[i] = phi[sa[i]];
+}
+
+typedef struct TupleStats {
+        int32_t v;           /* length of the longest repeated substring */
+        uint64_t *q;         /* q[t]: largest count of a t-tuple, t = 1..v (scratch before the suffix max) */
+        uint64_t *pairs;     /* pairs[t]: sum over t-tuples of C(count, 2), t = 1..v (a difference array before the prefix sum) */
+} TupleStats;
+
+/* Visit every lcp-interval; record counts per lcp and the pair sums as a
+ * difference array over t. */
+static int tuple_scan(const int32_t *lcp, int32_t n, TupleStats *st) {
+        size_t cap = 64, top = 0;
+        Interval *stack = malloc(cap * sizeof(*stack));
+        uint64_t run = 0;
+
+        if (!stack)
+                return -ENOMEM;
+        st->v = 0;
+        for (int32_t i = 1; i < n; i++)
+                if (lcp[i] > st->v)
+                        st->v = lcp[i];
+        st->q = calloc((size_t)st->v + 2, sizeof(*st->q));
+        st->pairs = calloc((size_t)st->v + 2, sizeof(*st->pairs));
+        if (!st->q || !st->pairs) {
+                free(stack);
+                return -ENOMEM;
+        }
+
+        stack[top++] = (Interval) { .lcp = 0, .left = 0 };
+        for (int32_t i = 1; i <= n; i++) {
+                int32_t cur = i < n ? lcp[i] : 0, left = i - 1;
+
+                while (cur < stack[top - 1].lcp) {
+                        Interval iv = stack[--top];
+                        int32_t parent = cur > stack[top - 1].lcp ? cur : stack[top - 1].lcp;
+                        uint64_t size = (uint64_t)(i - iv.left);
+                        uint64_t c2 = size * (size - 1) / 2;
+
+                        if (size > st->q[iv.lcp])
+                                st->q[iv.lcp] = size;
+                        /* Unsigned wrap-around cancels in the prefix sum. */
+                        st->pairs[parent + 1] += c2;
+                        st->pairs[iv.lcp + 1] -= c2;
+                        left = iv.left;
+                }
+                if (cur > stack[top - 1].lcp) {
+                        if (top == cap) {
+                                Interval *grown = realloc(stack, 2 * cap * sizeof(*stack));
+
+                                if (!grown) {
+                                        free(stack);
+                                        return -ENOMEM;
+                                }
+                                stack = grown;
+                                cap *= 2;
+                        }
+                        stack[top++] = (Interval) { .lcp = cur, .left = left };
+                }
+        }
+        free(stack);
+
+        /* A t-tuple inside a longer repeated tuple's interval is counted by
+         * the enclosing interval, which is at least as large. */
+        for (int32_t t = st->v - 1; t >= 1; t--)
+                if (st->q[t + 1] > st->q[t])
+                        st->q[t] = st->q[t + 1];
+        for (int32_t t = 1; t <= st->v; t++) {
+                run += st->pairs[t];
+                st->pairs[t] = run;
+        }
+        return 0;
+}
+
+static double tuple_entropy(long double p_max, size_t n) {
+        long double pu = p_max + (long double)EA_Z_ALPHA * sqrtl(p_max * (1.0L - p_max) / (long double)(n - 1));
+
+        if (pu > 1.0L)
+                pu = 1.0L;
+        return (double)-log2l(pu);
+}
+
+int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *ret_lrs) {
+        int32_t *sa = NULL, *phi = NULL, u;
+        TupleStats st = { 0 };
+        long double p_max;
+        double t_tuple = NAN, lrs = NAN;
+        int r = -ENOMEM;
+
+        if (n < 2 || n > INT32_MAX)
+                return -EINVAL;
+        sa = malloc(n * sizeof(*sa));
+        phi = malloc(n * sizeof(*phi));
+        if (!sa || !phi)
+                goto out;
+        if (divsufsort(s, sa, (int32_t)n) != 0)
+                goto out;
+        tuple_lcp_from_sa(s, (int32_t)n, sa, phi);
+        free(phi);
+        phi = NULL;
+        r = tuple_scan(sa, (int32_t)n, &st);
+        if (r < 0)
+                goto out;
+
+        /* u: the first length at which no tuple reaches 35 occurrences. */
+        for (u = 1; u <= st.v && st.q[u] >= TUPLE_MIN_COUNT; u++)
+                ;
+        if (u > 1) {
+                p_max = -1.0L;
+                for (int32_t t = 1; t < u; t++) {
+                        long double p = powl((long double)st.q[t] / (long double)(n - (size_t)t + 1), 1.0L / t);
+
+                        if (p > p_max)
+                                p_max = p;
+                }
+                t_tuple = tuple_entropy(p_max, n);
+        }
+        if (st.v >= u) {
+                p_max = 0.0L;
+                for (int32_t t = u; t <= st.v; t++) {
+                        long double windows = (long double)(n - (size_t)t + 1);
+                        long double p = powl((long double)st.pairs[t] / (windows * (windows - 1.0L) / 2.0L), 1.0L / t);
+
+                        if (p > p_max)
+                                p_max = p;
+                }
+                lrs = tuple_entropy(p_max, n);
+        }
+        *ret_t_tuple = t_tuple;
+        *ret_lrs = lrs;
+        r = 0;
+out:
+        free(st.q);
+        free(st.pairs);
+        free(phi);
+        free(sa);
+        return r;
+}
