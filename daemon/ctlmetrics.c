@@ -37,11 +37,12 @@ typedef struct Samples {
 static const char *const counters[] = {
         "samples", "blocks", "credited_bits", "rct", "apt", "permanent_rct", "permanent_apt", "read_errors",
         "blocks_in", "blocks_served", "blocks_seeded", "blocks_purged", "bytes_served", "credited_bits_in",
-        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count",
+        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count", "changes", "lost_records",
+        "jumps",
 };
 
 /* Free text (error messages): no label value, and not a state. */
-static const char *const texts[] = { "last_error", "error", "name", "kind" };
+static const char *const texts[] = { "last_error", "error", "name", "kind", "detail" };
 
 static const struct {
         const char *name, *help;
@@ -72,6 +73,10 @@ static const struct {
         { "truerandom_device_bytes_served_total", "bytes served by the device" },
         { "truerandom_crng_seeded", "1 once the CRNG is seeded" },
         { "truerandom_crng_seed_age_s", "seconds since the last CRNG reseed" },
+        { "truerandom_vm_generation_detection", "whether clones and restores are noticed, as a label "
+                                                "(available, unavailable, no-device)" },
+        { "truerandom_vm_generation_changes_total", "VM generation changes seen (clones, snapshot restores)" },
+        { "truerandom_resume_jumps_total", "resumes from suspend seen (CLOCK_BOOTTIME jumps)" },
 };
 
 static bool in(const char *const *list, size_t n, const char *s) {

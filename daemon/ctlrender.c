@@ -183,6 +183,17 @@ static void render_reload(Obj *st, FILE *out) {
                             fmt_duration(rl, "age_s", b1), clip(rl, "error", err, 60));
 }
 
+/* Clones, restores, resumes (schema 3). */
+static void render_vm(Obj *st, FILE *out) {
+        Obj *vm = ctl_status_get_object(st, "vm_generation"), *rs = ctl_status_get_object(st, "resume");
+        char detail[60], b1[16], b2[16];
+
+        if (!vm)
+                return;
+        status_line(out, "VM fork detection: %s; %s generation changes, %s resumes", clip(vm, "detail", detail, 59),
+                    fmt_count(vm, "changes", b1), fmt_count(rs, "jumps", b2));
+}
+
 int ctl_render_text(const CtlStatus *status, FILE *out) {
         Obj *st = ctl_status_root(status), *store, *crng;
         char b1[32], b2[16], b3[16], ver[17];
@@ -205,6 +216,8 @@ int ctl_render_text(const CtlStatus *status, FILE *out) {
                             fmt_duration(crng, "seed_age_s", b1));
         else if (crng)
                 status_line(out, "CRNG: not seeded yet: the drop-in /dev/random blocks");
+
+        render_vm(st, out);
 
         store = ctl_status_get_object(st, "store");
         if (ctl_status_get_number(store, "fill", &fill) && ctl_status_get_number(store, "capacity", &capacity) &&

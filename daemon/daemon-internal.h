@@ -6,12 +6,14 @@
 
 #include <systemd/sd-event.h>
 
+#include "clockjump.h"
 #include "control.h"
 #include "crng/crng.h"
 #include "daemon.h"
 #include "pool/collector.h"
 #include "pool/store.h"
 #include "ratewin.h"
+#include "vmgenid.h"
 
 #define CRNG_BUFFER 8192U
 #define STATUS_INTERVAL_USEC 1000000ULL
@@ -45,6 +47,8 @@ struct Daemon {
         Crng *crng;
         CuseHub *hub;
         Control *control;
+        Vmgen *vmgen;                /* VM generation changes (clones, restores) */
+        ClockJump *clockjump;        /* resumes from suspend */
         SourceSlot sources[_CONFIG_SOURCE_MAX];
         DeviceSlot devices[_CUSEDEV_KIND_MAX];
         size_t n_devices;

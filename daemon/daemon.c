@@ -470,6 +470,9 @@ static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         Daemon *d = slot->daemon;
         int r;
 
+        /* A request that is the first thing to wake the loop after a
+         * resume is served after the resume was handled. */
+        clockjump_check(d->clockjump);
         /* One request per wake-up: epoll is level-triggered, so the loop
          * comes back, and the devices, timers and sources take turns. */
         r = cusedev_process(slot->dev);
@@ -558,6 +561,79 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Sent from the loop itself: a stuck loop stops the pings. */
         sd_notify(false, "WATCHDOG=1");
         return sd_event_source_set_time_relative(s, d->watchdog_usec);
+}
+
+/* ------------------------------------------------------------------ */
+/* reseed triggers: clones, restores, resumes                          */
+
+/* The seam to the seeding policy (issue 14): every reseed the watchers ask
+ * for comes through these two. They do what the hub and the store offer
+ * today; the seeding policy replaces each body by one call. */
+static void trigger_vm_generation(Daemon *d) {
+        size_t purged = 0;
+
+        /* Another machine may hold the same blocks: none of them is fresh. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                purged += store_purge(d->store, i);
+        log_info("%zu stored blocks purged; the CRNG reseeds from the next fresh block", purged);
+        cusehub_request_reseed(d->hub);
+        after_change(d);
+}
+
+static void trigger_resume(Daemon *d) {
+        if (crng_is_seeded(d->crng))
+                cusehub_request_reseed(d->hub);
+        update_demand(d);
+        update_status(d);
+}
+
+static void on_vm_generation(void *userdata, VmgenEvent event, VmgenChannel via) {
+        Daemon *d = userdata;
+
+        if (event == VMGEN_EVENT_MAYBE)
+                log_warning("kernel log records were lost before they were read; one may have announced a VM "
+                            "generation change, so this is handled as one");
+        else
+                log_notice("VM generation changed (%s): this machine was cloned or restored from a snapshot",
+                           via == VMGEN_CHANNEL_UEVENT ? "uevent" : "kernel log");
+        trigger_vm_generation(d);
+}
+
+static void on_clock_jump(void *userdata, uint64_t slept_usec) {
+        Daemon *d = userdata;
+
+        log_notice("resumed after %" PRIu64 ".%01" PRIu64 " s asleep (CLOCK_BOOTTIME moved ahead of CLOCK_MONOTONIC): "
+                   "reseeding the CRNG", slept_usec / 1000000, slept_usec / 100000 % 10);
+        trigger_resume(d);
+}
+
+static int start_watchers(Daemon *d) {
+        VmgenStats st;
+        char why[160];
+        int r;
+
+        r = clockjump_new(d->event, CLOCKJUMP_THRESHOLD_USEC, on_clock_jump, d, &d->clockjump);
+        if (r < 0)
+                return log_error_errno(r, "resume detection");
+        r = vmgen_new(d->event,
+                      &(VmgenParams){ .sysfs = d->hooks.sysfs_root,
+                                      .open_kmsg = d->hooks.open_kmsg,
+                                      .open_userdata = d->hooks.userdata,
+                                      .uevents = true },
+                      on_vm_generation, d, &d->vmgen);
+        if (r < 0)
+                return log_error_errno(r, "VM fork detection");
+        vmgen_get_stats(d->vmgen, &st);
+        if (st.detection == VMGEN_AVAILABLE || st.detection == VMGEN_NO_DEVICE)
+                log_info("vm fork detection: %s%s%s", vmgen_describe(&st, why, sizeof(why)),
+                         st.device[0] ? ", device " : "", st.device);
+        else
+                log_warning("vm fork detection: %s: a clone or restored snapshot of this machine would hand out "
+                            "the same stored blocks and CRNG output as the original until the next reseed",
+                            vmgen_describe(&st, why, sizeof(why)));
+        if (st.uevent_error && st.detection != VMGEN_NO_DEVICE)
+                log_debug("vmgenid uevents not watched: %s", strerror(-st.uevent_error));
+        return 0;
 }
 
 static int apply_config(Daemon *d, Config *c) {
@@ -818,6 +894,9 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         r = create_collectors(d);
         if (r >= 0)
                 r = check_credited_sources(d);
+        /* Before privileges go: the kernel log may take CAP_SYSLOG to open. */
+        if (r >= 0)
+                r = start_watchers(d);
         if (r < 0)
                 goto fail;
 
@@ -876,6 +955,8 @@ Daemon *daemon_free(Daemon *d) {
         for (size_t i = 0; i < d->n_devices; i++)
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
         d->control = control_free(d->control);
+        d->vmgen = vmgen_free(d->vmgen);
+        d->clockjump = clockjump_free(d->clockjump);
         d->hub = cusehub_free(d->hub);
         d->crng = crng_free(d->crng);
         d->store = store_free(d->store);

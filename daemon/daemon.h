@@ -26,6 +26,10 @@ typedef struct DaemonHooks {
         void *userdata;
         const char *dev_dir;      /* where nodes appear; NULL: /dev */
         const char *proc_root;    /* privilege checks; NULL: /proc */
+        const char *sysfs_root;   /* where the vmgenid device is looked for; NULL: /sys */
+        /* Opens the kernel log for the VM generation watcher (an fd giving
+         * one record per read, or -errno). NULL: /dev/kmsg. */
+        int (*open_kmsg)(void *userdata);
         bool drop_privileges;     /* after setup keep no capability */
         int ready_fd;             /* -1, or gets "READY\n" once ready, then closed */
 } DaemonHooks;

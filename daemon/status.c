@@ -187,6 +187,48 @@ static struct json_object *reload_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
+/* A past CLOCK_MONOTONIC time as an age in seconds, or JSON null (0: never). */
+static struct json_object *age(uint64_t then, uint64_t now) {
+        return then ? fixed((double) (now - then) / 1e6, 1) : NULL;
+}
+
+static struct json_object *vm_generation_json(Daemon *d, uint64_t now) {
+        struct json_object *o = json_object_new_object();
+        char detail[160];
+        VmgenStats st;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        vmgen_get_stats(d->vmgen, &st);
+        ADD(o, "detection", json_object_new_string(vmgen_detection_to_string(st.detection)));
+        ADD(o, "detail", json_object_new_string(vmgen_describe(&st, detail, sizeof(detail))));
+        ADD(o, "kernel_log", json_object_new_boolean(st.channel[VMGEN_CHANNEL_KERNEL_LOG]));
+        ADD(o, "uevents", json_object_new_boolean(st.channel[VMGEN_CHANNEL_UEVENT]));
+        ADD(o, "changes", json_object_new_uint64(st.changes));
+        ADD(o, "lost_records", json_object_new_uint64(st.maybe));
+        /* null is a value here: no device, never a change. */
+        if (json_object_object_add(o, "device", st.device[0] ? json_object_new_string(st.device) : NULL) < 0 ||
+            json_object_object_add(o, "last_change_age_s", age(st.last_usec, now)) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
+static struct json_object *resume_json(Daemon *d, uint64_t now) {
+        struct json_object *o = json_object_new_object();
+        ClockJumpStats st;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        clockjump_get_stats(d->clockjump, &st);
+        ADD(o, "jumps", json_object_new_uint64(st.jumps));
+        ADD(o, "slept_s", fixed((double) st.slept_usec / 1e6, 1));
+        if (json_object_object_add(o, "last_age_s", age(st.last_jump_usec, now)) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
 static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
         struct json_object *a;
         int r = 0;
@@ -209,6 +251,8 @@ static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
                 append(a, device_json(&d->devices[i]), &r);
         ADD(o, "devices", a);
         ADD(o, "crng", crng_json(d, now));
+        ADD(o, "vm_generation", vm_generation_json(d, now));
+        ADD(o, "resume", resume_json(d, now));
         return r;
 }
 
