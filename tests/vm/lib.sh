@@ -6,7 +6,8 @@
 #   vm_debian_release, vm_debian_mirror  for debootstrap (or a skip)
 #   vm_require CMD:PACKAGE...         commands the harness needs; installs the
 #                                     missing packages (root + apt-get) or skips
-#   vm_kernel CACHE_DIR               kernel root from fetch-kernel.sh (cached);
+#   vm_kernel CACHE_DIR [SUITE]       kernel root from fetch-kernel.sh (cached;
+#                                     SUITE: e.g. bookworm-backports's kernel);
 #                                     call as kroot=$(vm_kernel DIR) || exit $?
 #   vm_initramfs_new ROOT KROOT MOD...  busybox tree + modules (in load order,
 #                                     listed in ROOT/etc/modules.order)
@@ -94,7 +95,10 @@ vm_require() {
 # Prints the kernel root. Without root, a kernel that cannot be fetched (no
 # package lists, no network) is a skip (77); as root it is a failure.
 vm_kernel() {
-        "$VM_LIB_DIR/fetch-kernel.sh" "$1" && return 0
+        local rc=0
+        "$VM_LIB_DIR/fetch-kernel.sh" "$@" || rc=$?
+        [ $rc = 0 ] && return 0
+        [ $rc = 77 ] && exit 77
         [ "$(id -u)" = 0 ] && return 1
         vm_skip "cannot fetch Debian's kernel package without root"
 }
@@ -121,8 +125,14 @@ vm_initramfs_new() {
         for m in "$@"; do
                 modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
         done | awk '!seen[$0]++' | while read -r ko; do
-                cp "$ko" "$root/lib/modules/$kver/"
-                echo "/lib/modules/$kver/$(basename "$ko")" >> "$root/etc/modules.order"
+                # busybox's insmod takes plain modules: newer kernels ship .ko.xz.
+                m=$(basename "$ko" .xz)
+                if [ "$m" != "$(basename "$ko")" ]; then
+                        xz -dc "$ko" > "$root/lib/modules/$kver/$m"
+                else
+                        cp "$ko" "$root/lib/modules/$kver/"
+                fi
+                echo "/lib/modules/$kver/$m" >> "$root/etc/modules.order"
         done
 }
 
