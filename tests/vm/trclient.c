@@ -333,9 +333,11 @@ static int cmd_open(const char *dev) {
 }
 
 /* Blocking reads until n bytes arrived: the device returns 1..n bytes per
- * read, so short reads are normal and are counted. */
-static int cmd_read(const char *dev, size_t n, unsigned ms) {
+ * read, so short reads are normal and are counted. With hex (n at most
+ * 64 KiB), the bytes follow on the OK line, in hex. */
+static int cmd_read(const char *dev, size_t n, unsigned ms, bool hex) {
         uint8_t buf[65536];
+        char text[2 * sizeof(buf) + 1];
         size_t got = 0;
         unsigned reads = 0;
         int64_t t0;
@@ -343,12 +345,16 @@ static int cmd_read(const char *dev, size_t n, unsigned ms) {
 
         if (fd < 0)
                 return EXIT_ERR;
+        if (hex && n > sizeof(buf)) {
+                printf("FAIL bytes %s: at most %zu bytes\n", dev, sizeof(buf));
+                return EXIT_FAIL;
+        }
         if (deadline_arm(ms) < 0)
                 return EXIT_FAIL;
         t0 = now_us();
         while (got < n) {
                 size_t want = n - got < sizeof(buf) ? n - got : sizeof(buf);
-                ssize_t r = read(fd, buf, want);
+                ssize_t r = read(fd, hex ? buf + got : buf, hex ? n - got : want);
 
                 if (r < 0) {
                         if (errno == EINTR && deadline_hit) {
@@ -367,8 +373,28 @@ static int cmd_read(const char *dev, size_t n, unsigned ms) {
                 got += (size_t) r;
                 reads++;
         }
-        printf("OK read %s: %zu bytes in %.1f ms, %u reads (uid=%d)\n", dev, got, ms_since(t0), reads,
-               (int) getuid());
+        text[0] = '\0';
+        for (size_t i = 0; hex && i < got; i++)
+                snprintf(text + 2 * i, 3, "%02x", buf[i]);
+        printf("OK %s %s: %zu bytes in %.1f ms, %u reads (uid=%d)%s%s\n", hex ? "bytes" : "read", dev, got,
+               ms_since(t0), reads, (int) getuid(), hex ? " hex=" : "", text);
+        return EXIT_OK;
+}
+
+/* The three clocks a resume or a restore might move, in seconds. */
+static int cmd_clocks(const char *label) {
+        static const struct {
+                const char *name;
+                clockid_t id;
+        } clocks[] = { { "boot", CLOCK_BOOTTIME }, { "mono", CLOCK_MONOTONIC }, { "real", CLOCK_REALTIME } };
+        struct timespec ts;
+
+        printf("OK clocks %s:", label);
+        for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+                clock_gettime(clocks[i].id, &ts);
+                printf(" %s=%lld.%06ld", clocks[i].name, (long long) ts.tv_sec, ts.tv_nsec / 1000);
+        }
+        printf("\n");
         return EXIT_OK;
 }
 
@@ -1500,6 +1526,8 @@ static void usage(void) {
                 "usage: trclient [-u UID:GID[:G1,G2]] [-w WATCHDOG_S] COMMAND ARGS\n"
                 "  open DEV                       open O_RDONLY\n"
                 "  read DEV N [MS]                blocking reads until N bytes (deadline MS, 30000)\n"
+                "  bytes DEV N [MS]               the same, and the bytes in hex (N <= 65536)\n"
+                "  clocks LABEL                   CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_REALTIME\n"
                 "  nbread DEV N                   one O_NONBLOCK read\n"
                 "  drain DEV MS                   O_NONBLOCK reads until EAGAIN\n"
                 "  poll DEV MS                    poll(POLLIN)\n"
@@ -1558,7 +1586,11 @@ int main(int argc, char **argv) {
         if (strcmp(cmd, "open") == 0)
                 return cmd_open(dev);
         if (strcmp(cmd, "read") == 0 && na >= 1)
-                return cmd_read(dev, ARG(0, 0), (unsigned) ARG(1, 30000));
+                return cmd_read(dev, ARG(0, 0), (unsigned) ARG(1, 30000), false);
+        if (strcmp(cmd, "bytes") == 0 && na >= 1)
+                return cmd_read(dev, ARG(0, 0), (unsigned) ARG(1, 30000), true);
+        if (strcmp(cmd, "clocks") == 0)
+                return cmd_clocks(dev);
         if (strcmp(cmd, "nbread") == 0 && na >= 1)
                 return cmd_nbread(dev, ARG(0, 0));
         if (strcmp(cmd, "drain") == 0 && na >= 1)
