@@ -183,15 +183,18 @@ static void render_reload(Obj *st, FILE *out) {
                             fmt_duration(rl, "age_s", b1), clip(rl, "error", err, 60));
 }
 
-/* Clones, restores, resumes (schema 3). */
+/* Clones, restores, resumes (schema 3): the verdict on a line of its own,
+ * whole (the daemon writes at most 60 columns with an errno text of 23),
+ * then what was seen. */
 static void render_vm(Obj *st, FILE *out) {
         Obj *vm = ctl_status_get_object(st, "vm_generation"), *rs = ctl_status_get_object(st, "resume");
-        char detail[60], b1[16], b2[16];
+        char detail[62], b1[16], b2[16];
 
         if (!vm)
                 return;
-        status_line(out, "VM fork detection: %s; %s generation changes, %s resumes", clip(vm, "detail", detail, 59),
-                    fmt_count(vm, "changes", b1), fmt_count(rs, "jumps", b2));
+        status_line(out, "VM fork detection: %s", clip(vm, "detail", detail, 61));
+        status_line(out, "Seen: %s VM generation changes, %s resumes from suspend", fmt_count(vm, "changes", b1),
+                    fmt_count(rs, "jumps", b2));
 }
 
 int ctl_render_text(const CtlStatus *status, FILE *out) {

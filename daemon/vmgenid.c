@@ -243,6 +243,10 @@ static int on_uevent(sd_device_monitor *m, sd_device *dev, void *userdata) {
 static int start_uevents(Vmgen *g, sd_event *event) {
         int r;
 
+        /* sd-device hears udev's broadcasts, not the kernel's: without udev
+         * a monitor would only pretend to watch. */
+        if (access("/run/udev/control", F_OK) < 0)
+                return -errno;
         r = sd_device_monitor_new(&g->monitor);
         if (r < 0)
                 return r;
@@ -318,10 +322,9 @@ const char *vmgen_describe(const VmgenStats *st, char *buf, size_t size) {
         case VMGEN_NO_DEVICE:
                 return "no vmgenid device";
         case VMGEN_NO_DRIVER:
-                snprintf(buf, size, "unavailable on this kernel: vmgenid device %s has no driver", st->device);
-                return buf;
+                return "unavailable on this kernel (no vmgenid driver)";
         case VMGEN_NO_CHANNEL:
-                snprintf(buf, size, "unavailable: the kernel log cannot be read (%s)", strerror(-st->kmsg_error));
+                snprintf(buf, size, "unavailable: kernel log unreadable (%s)", strerror(-st->kmsg_error));
                 return buf;
         case VMGEN_AVAILABLE:
                 return st->channel[VMGEN_CHANNEL_UEVENT] ? "available (kernel log, uevents)" : "available (kernel log)";

@@ -74,7 +74,8 @@ typedef struct VmgenStats {
         char device[64];          /* sysfs name of the device; "" when none */
         bool channel[_VMGEN_CHANNEL_MAX];  /* watched */
         int kmsg_error;           /* why the kernel log is not watched: -errno, or 0 */
-        int uevent_error;         /* why uevents are not watched: -errno, or 0 */
+        int uevent_error;         /* why uevents are not watched: -errno (-ENOENT: no
+                                   * udev), or 0 */
         uint64_t changes;         /* VMGEN_EVENT_CHANGED reported */
         uint64_t maybe;           /* VMGEN_EVENT_MAYBE reported */
         uint64_t merged;          /* a change seen on the second channel, not reported again */

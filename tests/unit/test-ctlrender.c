@@ -100,6 +100,24 @@ static void test_status_version_2(void **state) {
         free(text);
 }
 
+static void test_status_version_3(void **state) {
+        /* The longest verdict the daemon writes, whole on its line. */
+        char *text = render("{\"version\":3,\"ready\":true,\"vm_generation\":{\"detection\":\"unavailable\","
+                            "\"detail\":\"unavailable: kernel log unreadable (Operation not permitted)\","
+                            "\"device\":\"QEMUVGID:00\",\"kernel_log\":false,\"uevents\":false,\"changes\":2,"
+                            "\"lost_records\":0,\"last_change_age_s\":null},\"resume\":{\"jumps\":1,"
+                            "\"slept_s\":2.4,\"last_age_s\":3.0}}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "VM fork detection: unavailable: kernel log unreadable (Operation not permitted)\n"));
+        assert_non_null(strstr(text, "Seen: 2 VM generation changes, 1 resumes from suspend\n"));
+        free(text);
+        /* A daemon of schema 2 says nothing about it. */
+        text = render("{\"version\":2,\"ready\":true}");
+        assert_null(strstr(text, "VM fork"));
+        free(text);
+}
+
 static void test_status_extremes(void **state) {
         char json[4096], name[200], want[96];
         char *text;
@@ -142,6 +160,7 @@ int main(void) {
                 cmocka_unit_test(test_status_typical),
                 cmocka_unit_test(test_status_extremes),
                 cmocka_unit_test(test_status_version_2),
+                cmocka_unit_test(test_status_version_3),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

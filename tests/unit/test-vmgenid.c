@@ -196,7 +196,7 @@ static void test_device_without_driver(void **state) {
         Fixture *f = *state;
 
         add_device(f);
-        expect_unwatched(f, VMGEN_NO_DRIVER, "unavailable on this kernel: vmgenid device QEMUVGID:00 has no driver", 0);
+        expect_unwatched(f, VMGEN_NO_DRIVER, "unavailable on this kernel (no vmgenid driver)", 0);
         assert_string_equal(vmgen_detection_to_string(VMGEN_NO_DRIVER), "unavailable");
 }
 
@@ -207,7 +207,7 @@ static void test_kernel_log_unreadable(void **state) {
         add_device(f);
         bind_driver(f, "platform");
         f->open_error = -EPERM;
-        expect_unwatched(f, VMGEN_NO_CHANNEL, "unavailable: the kernel log cannot be read (Operation not permitted)", 1);
+        expect_unwatched(f, VMGEN_NO_CHANNEL, "unavailable: kernel log unreadable (Operation not permitted)", 1);
 }
 
 /* 6.1 binds an ACPI driver, 6.10 and later a platform one. */
