@@ -78,12 +78,12 @@ static void test_user_record_is_not_the_kernel(void **state) {
 static void test_malformed(void **state) {
         static const char *const bad[] = {
                 "",
-                ";" FORK "\n",
-                "5;" FORK "\n",
-                "5,1;" FORK "\n",
-                "5,1,2;" FORK "\n",                 /* no flags field */
-                "5,1,2,-" FORK "\n",                /* no ';' */
-                "5,1,2,-;" FORK,                    /* no newline */
+                (";" FORK "\n"),
+                ("5;" FORK "\n"),
+                ("5,1;" FORK "\n"),
+                ("5,1,2;" FORK "\n"),                 /* no flags field */
+                ("5,1,2,-" FORK "\n"),                /* no ';' */
+                ("5,1,2,-;" FORK),                    /* no newline */
                 "-5,1,2,-;x\n",
                 "5,,2,-;x\n",
                 "5, 1,2,-;x\n",
