@@ -185,7 +185,7 @@ rc=0
 VM_ECHO='^(CHECK |SUMMARY|INFO )' vm_boot "$kroot/boot/vmlinuz-$kver" "$work/initramfs.cpio" "$log" \
         "${TRUERANDOM_SYSTEMD_TIMEOUT:-900}" \
         "systemd.unit=truerandom-checks.service systemd.show_status=false" \
-        -drive file="$work/root.ext4",format=raw,if=virtio -device virtio-rng-pci || rc=$?
+        -drive file="$work/root.ext4",format=raw,if=virtio -device virtio-rng-pci -device vmgenid || rc=$?
 stopwatch guest
 
 # ------------------------------------------------------------------
