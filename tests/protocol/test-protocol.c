@@ -57,6 +57,8 @@ typedef struct Harness {
         char procdir[96];
         char samples[96];
         char conf[96];
+        char sysdir[96];       /* the daemon's /sys: empty unless a test adds a vmgenid device */
+        int kmsg[2];           /* its kernel log: [0] the daemon's, [1] the test's */
         FakeKernel *fk[_CUSEDEV_KIND_MAX];
         int daemon_fd[_CUSEDEV_KIND_MAX];
         Config config;
@@ -104,6 +106,18 @@ static int open_device(void *userdata, CuseDevKind kind, int *ret_fd, const stru
         return 0;
 }
 
+/* The kernel log, a SOCK_SEQPACKET socketpair (one record per read, as
+ * /dev/kmsg); the daemon asks only when it found a vmgenid device. */
+static int open_kmsg(void *userdata) {
+        Harness *h = userdata;
+        int fd = h->kmsg[0];
+
+        if (fd < 0)
+                return -ENOENT;
+        h->kmsg[0] = -1;
+        return fd;
+}
+
 static void *daemon_thread(void *userdata) {
         Harness *h = userdata;
         DaemonHooks hooks = {
@@ -111,6 +125,8 @@ static void *daemon_thread(void *userdata) {
                 .userdata = h,
                 .dev_dir = h->devdir,
                 .proc_root = h->procdir,
+                .sysfs_root = h->sysdir,
+                .open_kmsg = open_kmsg,
                 .ready_fd = -1,
         };
         Daemon *d = NULL;
@@ -172,6 +188,9 @@ static Harness *harness_new(void) {
         snprintf(h->procdir, sizeof(h->procdir), "%s/proc", h->dir);
         snprintf(h->samples, sizeof(h->samples), "%s/samples", h->dir);
         snprintf(h->conf, sizeof(h->conf), "%s/truerandomd.conf", h->dir);
+        snprintf(h->sysdir, sizeof(h->sysdir), "%s/sys", h->dir);
+        assert_int_equal(mkdir(h->sysdir, 0755), 0);
+        h->kmsg[0] = h->kmsg[1] = -1;
         assert_int_equal(mkdir(h->devdir, 0755), 0);
         assert_int_equal(mkdir(h->procdir, 0755), 0);
         make_proc(h);
@@ -278,6 +297,9 @@ static void harness_free(Harness *h) {
                 if (h->daemon_fd[k] >= 0)
                         close(h->daemon_fd[k]);
         }
+        for (int i = 0; i < 2; i++)
+                if (h->kmsg[i] >= 0)
+                        close(h->kmsg[i]);
         config_done(&h->config);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
         assert_int_equal(system(cmd), 0);
@@ -978,6 +1000,98 @@ static void test_status_accounts_every_byte(void **state) {
         harness_free(h);
 }
 
+/* A VM generation change (the kernel's record in its log) before another
+ * request is served: every stored block is erased and counted, nothing
+ * stored is served after it (an O_NONBLOCK read that a full store answered
+ * a moment before gets EAGAIN), and the next block made is served. The file
+ * source reads a FIFO that the test fills and then empties, so no fresh
+ * block can come from anywhere else in between. */
+static void test_vm_generation_change_purges_store(void **state) {
+        static const char fork_record[] = "5,900,4239567,-;random: crng reseeded due to virtual machine fork\n";
+        static const uint8_t seed[randombytes_SEEDBYTES] = { 'v', 'm', 'g', 'e', 'n' };
+        Harness *h = harness_new();
+        char path[200], fifo[160];
+        uint8_t samples[8192], buf[32];
+        const CtlStatusObject *vm, *st;
+        uint64_t until;
+        double fill;
+        CtlStatus *j;
+        FkFile nb;
+        ssize_t n;
+        int w;
+
+        /* A vmgenid device with its driver, as 6.12 shows it. */
+        snprintf(path, sizeof(path), "%s/bus", h->sysdir);
+        assert_int_equal(mkdir(path, 0755), 0);
+        strcat(path, "/platform");
+        assert_int_equal(mkdir(path, 0755), 0);
+        strcat(path, "/drivers");
+        assert_int_equal(mkdir(path, 0755), 0);
+        strcat(path, "/vmgenid");
+        assert_int_equal(mkdir(path, 0755), 0);
+        strcat(path, "/QEMUVGID:00");
+        assert_int_equal(symlink("../../../../devices/platform/QEMUVGID:00", path), 0);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, h->kmsg), 0);
+
+        snprintf(fifo, sizeof(fifo), "%s/noise", h->dir);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        w = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        assert_true(w >= 0);
+        randombytes_buf_deterministic(samples, sizeof(samples), seed);
+        /* Enough for the startup test, the first seed and a full store. */
+        assert_int_equal(write(w, samples, 4608), 4608);
+        free(h->config.source[CONFIG_SOURCE_FILE].path);
+        h->config.source[CONFIG_SOURCE_FILE].path = strdup(fifo);
+        h->config.source[CONFIG_SOURCE_FILE].loop = false;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        /* Full, or one short when the first seed took a block after it
+         * filled: the source rests either way. */
+        until = now_ms() + 10000;
+        for (;;) {
+                j = control_status(h);
+                fill = json_number(j, "store", "fill");
+                if (fill >= 63 && !ctl_status_is_true(ctl_status_get_element(ctl_status_root(j), "sources", 4),
+                                                      "running"))
+                        break;
+                ctl_status_free(j);
+                assert_true(now_ms() < until);
+                sleep_ms(10);
+        }
+        vm = ctl_status_get_object(ctl_status_root(j), "vm_generation");
+        assert_string_equal(ctl_status_get_string(vm, "detection"), "available");
+        assert_string_equal(ctl_status_get_string(vm, "device"), "QEMUVGID:00");
+        ctl_status_free(j);
+        /* The source rests on a full store; what it has not read yet goes. */
+        while (read(w, samples, sizeof(samples)) > 0)
+                ;
+
+        nb = h->trng;
+        nb.flags |= O_NONBLOCK;
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), 32);
+        assert_int_equal(write(h->kmsg[1], fork_record, strlen(fork_record)), (ssize_t)strlen(fork_record));
+        /* Sent after the record: the daemon has acted on it before. */
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
+
+        j = control_status(h);
+        vm = ctl_status_get_object(ctl_status_root(j), "vm_generation");
+        st = ctl_status_get_object(ctl_status_root(j), "store");
+        assert_true(json_number(j, "vm_generation", "changes") == 1);
+        assert_true(json_number(j, "store", "blocks_purged") == fill - 1);
+        assert_true(json_number(j, "store", "fill") == 0);
+        assert_non_null(vm);
+        assert_non_null(st);
+        ctl_status_free(j);
+
+        /* Fresh samples: the CRNG takes the first block, a reader the next. */
+        randombytes_buf_deterministic(samples, sizeof(samples), (const uint8_t[randombytes_SEEDBYTES]){ 'n', 'e', 'w' });
+        assert_int_equal(write(w, samples, 400), 400);
+        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
+        assert_int_equal(n, 32);
+        close(w);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -995,6 +1109,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_failing_source_stalls_truerandom, teardown),
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
+                cmocka_unit_test_teardown(test_vm_generation_change_purges_store, teardown),
         };
         sigset_t ss;
 
