@@ -10,7 +10,7 @@
  * One mutex guards everything; one condition variable wakes collectors
  * when demand may have appeared (take, purge, set_demand, shutdown).
  * Secrets: blocks are born in store_put() (copied from the collector) and
- * erased in store_take(), store_purge() and store_free().
+ * erased in store_take(), store_purge(), store_purge_all() and store_free().
  * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
 #include "store.h"
 
@@ -200,17 +200,17 @@ int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serv
         return 0;
 }
 
-size_t store_purge(Store *s, unsigned source_id) {
+/* Erases the blocks of source_id, or every block with all. */
+static size_t store_purge_locked(Store *s, bool all, unsigned source_id) {
         size_t kept = 0, removed = 0;
 
-        store_lock(s);
         /* Compact towards the head, keeping order. A purged block's slot is
          * either overwritten by a later kept block or erased below, and so
          * is the old slot of every block that moved. */
         for (size_t i = 0; i < s->fill; i++) {
                 StoreBlock *b = store_slot(s, i);
 
-                if (b->source_id == source_id) {
+                if (all || b->source_id == source_id) {
                         removed++;
                         continue;
                 }
@@ -226,6 +226,23 @@ size_t store_purge(Store *s, unsigned source_id) {
 
         if (removed > 0)
                 store_wake(s);
+        return removed;
+}
+
+size_t store_purge(Store *s, unsigned source_id) {
+        size_t removed;
+
+        store_lock(s);
+        removed = store_purge_locked(s, false, source_id);
+        store_unlock(s);
+        return removed;
+}
+
+size_t store_purge_all(Store *s) {
+        size_t removed;
+
+        store_lock(s);
+        removed = store_purge_locked(s, true, 0);
         store_unlock(s);
         return removed;
 }

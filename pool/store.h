@@ -54,6 +54,12 @@ int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serv
 /* Erases every stored block of source_id; returns how many. */
 size_t store_purge(Store *s, unsigned source_id);
 
+/* Erases every stored block, whatever its source (the machine was cloned or
+ * restored: another copy may hold the same blocks); returns how many. They
+ * count as purged; served and credited totals, and so the invariant, are
+ * untouched. */
+size_t store_purge_all(Store *s);
+
 size_t store_fill(Store *s);
 void store_get_stats(Store *s, StoreStats *ret);
 

@@ -166,6 +166,58 @@ static void test_accounting(void **state) {
         store_free(s);
 }
 
+/* A clone's purge: every stored block goes, whatever its source; what was
+ * served stays accounted, and the store refills from new blocks only. */
+static void test_purge_all(void **state) {
+        uint8_t block[STORE_BLOCK_SIZE];
+        StoreStats before, st;
+        Store *s;
+
+        assert_int_equal(store_new(4, 1, &s), 0);
+        assert_int_equal(store_purge_all(s), 0);
+        /* Head off slot 0, then a full ring that wraps: 7, 8 | 9, 10. */
+        for (unsigned i = 0; i < 4; i++)
+                put_tagged(s, i, i % 2);
+        assert_int_equal(store_take(s, block, 32), 0);  /* reader */
+        assert_int_equal(store_take(s, block, 0), 0);   /* CRNG seed */
+        assert_int_equal(store_take(s, block, 5), 0);   /* reader, short */
+        put_tagged(s, 7, 1);
+        put_tagged(s, 8, 2);
+        put_tagged(s, 9, 3);
+        assert_int_equal(store_fill(s), 4);
+        /* Full: collectors rest. */
+        assert_false(store_has_demand(s));
+        store_get_stats(s, &before);
+
+        assert_int_equal(store_purge_all(s), 4);
+        assert_int_equal(store_fill(s), 0);
+        take_expect_empty(s);
+        /* Emptied: collectors are wanted again. */
+        assert_true(store_has_demand(s));
+
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_purged, before.blocks_purged + 4);
+        assert_int_equal(st.blocks_in, before.blocks_in);
+        assert_int_equal(st.blocks_served, 2);
+        assert_int_equal(st.blocks_seeded, 1);
+        assert_int_equal(st.bytes_served, 37);
+        assert_int_equal(st.credited_mbits_taken, before.credited_mbits_taken);
+        assert_int_equal(st.blocks_in, st.blocks_served + st.blocks_seeded + st.blocks_purged + st.fill);
+        assert_true(st.bytes_served * 8 * 1000 * 5 <= st.credited_mbits_taken * 4);
+
+        /* New blocks only, in order, across the ring's end; and serving
+         * them keeps the invariant (store_take() aborts otherwise). */
+        for (unsigned i = 20; i < 24; i++)
+                put_tagged(s, i, 1);
+        for (unsigned i = 20; i < 24; i++)
+                take_expect(s, i);
+        take_expect_empty(s);
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_in, st.blocks_served + st.blocks_seeded + st.blocks_purged + st.fill);
+        assert_true(st.bytes_served * 8 * 1000 * 5 <= st.credited_mbits_taken * 4);
+        store_free(s);
+}
+
 typedef struct Waiter {
         Store *store;
         pthread_t thread;
@@ -318,6 +370,7 @@ int main(void) {
                 cmocka_unit_test(test_invalid),
                 cmocka_unit_test(test_purge),
                 cmocka_unit_test(test_accounting),
+                cmocka_unit_test(test_purge_all),
                 cmocka_unit_test(test_demand),
                 cmocka_unit_test(test_free_null),
         };
