@@ -9,10 +9,10 @@
  *   ioctls   <linux/random.h>; privileged ones need CAP_SYS_ADMIN; credit
  *            given by ioctl counts toward CRNG seeding only
  *
- * The CRNG is seeded from one full-entropy store block (>= 320 credited
- * bits) mixed with getrandom() output, and reseeded when the daemon asks.
+ * When the CRNG is seeded and from what is the Seeder's policy
+ * (crng/seeder.h); RNDRESEEDCRNG and ioctl credit are handed to it.
  * Output passes through the hub's scratch buffer and is erased there.
- * Flow: store -> [crng seed] -> crng -> reader. */
+ * Flow: store -> seeder -> crng -> [drop-in] -> reader. */
 #include "cusedev-internal.h"
 
 #include <errno.h>
@@ -61,47 +61,6 @@ void crngdev_seeded(CuseDev *dev) {
                 free(p);
         }
         cusedev_notify_pollers(dev);
-}
-
-static void hub_seeded(CuseHub *hub, bool first) {
-        if (hub->cb.event)
-                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_RESEEDED, 0);
-        if (!first)
-                return;
-        for (size_t i = 0; i < hub->n_devs; i++)
-                crngdev_seeded(hub->devs[i]);
-        if (hub->cb.event)
-                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_SEEDED, 0);
-        cusehub_demand_changed(hub);
-}
-
-bool crngdev_seed_if_due(CuseHub *hub) {
-        SECRET_BUFFER(block, STORE_BLOCK_SIZE);
-        SECRET_BUFFER(kernel, 32);
-        bool first = !crng_is_seeded(hub->crng);
-
-        if (!first && !hub->reseed_pending)
-                return false;
-        if (store_take(hub->store, block, 0) < 0)
-                return false;
-        cusehub_fill_kernel(hub, kernel);
-        if (crng_reseed(hub->crng, block, kernel) < 0)
-                abort(); /* a pool block always suffices: impossible state */
-        hub->reseed_pending = false;
-        hub_seeded(hub, first);
-        return true;
-}
-
-/* Credit given by RNDADDENTROPY/RNDADDTOENTCNT seeds the CRNG once it adds up
- * to 256 bits; after that it only enriches the next reseed. */
-static void seed_from_credit(CuseHub *hub) {
-        SECRET_BUFFER(kernel, 32);
-
-        if (crng_is_seeded(hub->crng) || crng_pending_credit(hub->crng) < CRNG_SEED_BITS)
-                return;
-        cusehub_fill_kernel(hub, kernel);
-        if (crng_reseed(hub->crng, NULL, kernel) == 0)
-                hub_seeded(hub, true);
 }
 
 static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
@@ -190,7 +149,7 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         CuseHub *hub = dev->hub;
         RndOp op = rndioctl_op((unsigned)cmd);
         RndRequest rq;
-        int count;
+        int count, r;
 
         if (dev->kind == CUSEDEV_NULL) {
                 fuse_reply_err(req, ENOTTY);
@@ -216,28 +175,30 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                 fuse_reply_ioctl(req, 0, &count, sizeof(count));
                 return;
         case RND_OP_ADDTOENTCNT:
+                /* 256 bits of credit seed an unseeded CRNG; after that it
+                 * only enriches the next reseed. */
                 crng_add_credit(hub->crng, (unsigned)rq.count);
-                seed_from_credit(hub);
+                cusehub_seeded(hub, seeder_seed_from_credit(hub->seeder));
                 break;
         case RND_OP_ADDENTROPY:
                 crng_mix(hub->crng, rq.data, rq.size);
                 crng_add_credit(hub->crng, (unsigned)rq.count);
-                seed_from_credit(hub);
+                cusehub_seeded(hub, seeder_seed_from_credit(hub->seeder));
                 break;
         case RND_OP_ZAPENTCNT:
         case RND_OP_CLEARPOOL:
                 /* No-ops, as in the kernel since 5.18. */
                 break;
         case RND_OP_RESEEDCRNG:
-                if (!crng_is_seeded(hub->crng)) {
-                        fuse_reply_err(req, ENODATA);
+                r = seeder_trigger(hub->seeder, SEED_TRIGGER_IOCTL);
+                if (r < 0) {
+                        fuse_reply_err(req, -r);
                         return;
                 }
                 /* Now if the store has a block; else as soon as one is made,
                  * ahead of every /dev/truerandom reader. */
-                hub->reseed_pending = true;
-                if (!crngdev_seed_if_due(hub))
-                        cusehub_demand_changed(hub);
+                cusehub_seed_if_due(hub);
+                cusehub_demand_changed(hub);
                 break;
         default:
                 fuse_reply_err(req, EINVAL);

@@ -69,13 +69,13 @@ struct CuseHub {
         char *proc_root;
         Store *store;
         Crng *crng;
+        Seeder *seeder;
         CuseHubCallbacks cb;
 
         CuseDev *devs[CUSEHUB_MAX_DEVICES + 1];
         size_t n_devs;
 
         bool trng_open;
-        bool reseed_pending;
         bool shutting_down;
         int shutdown_err;
 
@@ -101,7 +101,11 @@ bool parked_arm(Parked *p);
 void parked_reply_err(Parked *p, int err);
 void cusedev_notify_pollers(CuseDev *dev);
 void cusehub_demand_changed(CuseHub *hub);
-void cusehub_fill_kernel(CuseHub *hub, uint8_t out[static 32]);
+/* Tells the devices and the loop what seeder_pump() or
+ * seeder_seed_from_credit() did. */
+void cusehub_seeded(CuseHub *hub, SeedResult result);
+/* A due CRNG seed takes its block (before any reader does). */
+void cusehub_seed_if_due(CuseHub *hub);
 
 /* trngdev.c */
 extern const struct cuse_lowlevel_ops trngdev_ops;
@@ -116,5 +120,3 @@ extern const struct cuse_lowlevel_ops crngdev_ops;
 void crngdev_seeded(CuseDev *dev);
 void crngdev_unpark(Parked *p);
 void crngdev_fail_parked(CuseDev *dev, int err);
-/* Seeds or reseeds the CRNG from one store block when due; true if it did. */
-bool crngdev_seed_if_due(CuseHub *hub);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,11 +23,11 @@
 /* ------------------------------------------------------------------ */
 /* hub                                                                 */
 
-int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, const CuseHubCallbacks *cb,
-                CuseHub **ret) {
+int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *seeder,
+                const CuseHubCallbacks *cb, CuseHub **ret) {
         CuseHub *hub;
 
-        if (!params || !store || !crng || !ret || params->max_parked == 0)
+        if (!params || !store || !crng || !seeder || !ret || params->max_parked == 0)
                 return -EINVAL;
         hub = calloc(1, sizeof(*hub));
         if (!hub)
@@ -44,6 +43,7 @@ int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, const Cus
         hub->params.proc_root = hub->proc_root;
         hub->store = store;
         hub->crng = crng;
+        hub->seeder = seeder;
         if (cb)
                 hub->cb = *cb;
         hub->trng_open = true;
@@ -108,29 +108,25 @@ static void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error
                 hub->cb.event(hub->cb.userdata, dev, event, error);
 }
 
-void cusehub_fill_kernel(CuseHub *hub, uint8_t out[static 32]) {
-        /* Defence in depth only, never credited: GRND_INSECURE never blocks;
-         * kernels before 5.6 lack it, so fall back to a non-blocking read. If
-         * both fail the credited pool block still carries the seed. */
-        if (hub->params.kernel_mix && getrandom(out, 32, GRND_INSECURE) == 32)
+void cusehub_seeded(CuseHub *hub, SeedResult result) {
+        if (result == SEED_NONE)
                 return;
-        if (hub->params.kernel_mix && getrandom(out, 32, GRND_NONBLOCK) == 32)
-                return;
-        sodium_memzero(out, 32);
+        if (result == SEED_FIRST) {
+                for (size_t i = 0; i < hub->n_devs; i++)
+                        crngdev_seeded(hub->devs[i]);
+                cusehub_event(hub, NULL, CUSE_EVENT_SEEDED, 0);
+        }
+        /* A seed taken may end the demand it made. */
+        cusehub_demand_changed(hub);
+}
+
+void cusehub_seed_if_due(CuseHub *hub) {
+        cusehub_seeded(hub, seeder_pump(hub->seeder));
 }
 
 void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked) {
         if (max_parked > 0)
                 hub->params.max_parked = max_parked;
-}
-
-void cusehub_request_reseed(CuseHub *hub) {
-        hub->reseed_pending = true;
-        cusehub_pump(hub);
-}
-
-bool cusehub_reseed_pending(const CuseHub *hub) {
-        return hub->reseed_pending;
 }
 
 void cusehub_set_trng_open(CuseHub *hub, bool open) {
@@ -144,7 +140,7 @@ void cusehub_set_trng_open(CuseHub *hub, bool open) {
 bool cusehub_wants_blocks(const CuseHub *hub) {
         if (hub->shutting_down)
                 return false;
-        if (hub->reseed_pending || !crng_is_seeded(hub->crng))
+        if (seeder_wants_block(hub->seeder))
                 return true;
         for (size_t i = 0; i < hub->n_devs; i++)
                 if (hub->devs[i]->kind == CUSEDEV_TRNG && hub->devs[i]->n_parked > 0)
@@ -157,7 +153,7 @@ void cusehub_pump(CuseHub *hub) {
                 return;
         /* CRNG seeds come first: readers of the drop-ins must never wait on
          * /dev/truerandom's readers (DESIGN §5, §6). */
-        crngdev_seed_if_due(hub);
+        cusehub_seed_if_due(hub);
         for (size_t i = 0; i < hub->n_devs; i++) {
                 CuseDev *dev = hub->devs[i];
                 if (dev->kind != CUSEDEV_TRNG)

@@ -145,7 +145,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
         }
         size = MIN(size, (size_t)CUSE_MAX_REPLY);
         /* A due CRNG seed takes its block before any reader does. */
-        crngdev_seed_if_due(hub);
+        cusehub_seed_if_due(hub);
         if (hub->trng_open && fairq_size(dev->fq) == 0 && store_fill(hub->store) > 0) {
                 size_t want = (size + BLOCK - 1) / BLOCK;
                 size_t n = take_blocks(dev, hub->scratch, MIN(want, store_fill(hub->store)), size);

@@ -37,7 +37,8 @@ typedef struct Samples {
 static const char *const counters[] = {
         "samples", "blocks", "credited_bits", "rct", "apt", "permanent_rct", "permanent_apt", "read_errors",
         "blocks_in", "blocks_served", "blocks_seeded", "blocks_purged", "bytes_served", "credited_bits_in",
-        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count",
+        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count", "requests",
+        "vm_generation_changes", "vm_blocks_purged", "rekeys",
 };
 
 /* Free text (error messages): no label value, and not a state. */
@@ -72,6 +73,12 @@ static const struct {
         { "truerandom_device_bytes_served_total", "bytes served by the device" },
         { "truerandom_crng_seeded", "1 once the CRNG is seeded" },
         { "truerandom_crng_seed_age_s", "seconds since the last CRNG reseed" },
+        { "truerandom_crng_reseed_pending", "1 while a CRNG reseed waits for a block" },
+        { "truerandom_crng_vm_generation_changes_total", "times the machine was found cloned or restored" },
+        { "truerandom_crng_vm_blocks_purged_total", "stored blocks erased because the machine was cloned" },
+        { "truerandom_crng_rekeys_total", "uncredited getrandom() rekeys of the CRNG (VM generation changes)" },
+        { "truerandom_crng_trigger_requests_total", "CRNG reseeds asked for, by trigger" },
+        { "truerandom_crng_trigger_reseeds_total", "CRNG reseeds that served a trigger's request" },
 };
 
 static bool in(const char *const *list, size_t n, const char *s) {

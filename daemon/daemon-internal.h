@@ -8,6 +8,7 @@
 
 #include "control.h"
 #include "crng/crng.h"
+#include "crng/seeder.h"
 #include "daemon.h"
 #include "pool/collector.h"
 #include "pool/store.h"
@@ -43,6 +44,7 @@ struct Daemon {
 
         Store *store;
         Crng *crng;
+        Seeder *seeder;
         CuseHub *hub;
         Control *control;
         SourceSlot sources[_CONFIG_SOURCE_MAX];
@@ -51,8 +53,6 @@ struct Daemon {
 
         uint64_t watchdog_usec;      /* ping interval, 0: no watchdog */
         uint64_t started_usec;       /* CLOCK_MONOTONIC */
-        uint64_t reseeds;
-        uint64_t last_reseed_usec;   /* 0: never */
         uint64_t reloads;            /* SIGHUPs handled */
         uint64_t last_reload_usec;   /* 0: never */
         bool last_reload_ok;

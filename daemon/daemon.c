@@ -456,10 +456,6 @@ static void on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int err
         case CUSE_EVENT_SEEDED:
                 log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
                 break;
-        case CUSE_EVENT_RESEEDED:
-                d->reseeds++;
-                d->last_reseed_usec = daemon_now_usec();
-                return;
         }
         check_ready(d);
         update_status(d);
@@ -544,9 +540,10 @@ static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (d->sources[i].collector && d->sources[i].last.state == SOURCE_HEALTHY)
                         healthy = true;
         /* Reseed while sources are healthy: a reseed from nothing new would
-         * only pretend. The first seed needs no timer. */
-        if (healthy && crng_is_seeded(d->crng))
-                cusehub_request_reseed(d->hub);
+         * only pretend. The first seed needs no timer (the seeder refuses
+         * before it). */
+        if (healthy && seeder_trigger(d->seeder, SEED_TRIGGER_PERIODIC) == 0)
+                cusehub_pump(d->hub);
         update_demand(d);
         update_status(d);
         return sd_event_source_set_time_relative(s, (uint64_t)d->config.reseed_interval * 1000000ULL);
@@ -668,11 +665,13 @@ static int control_status(void *userdata, char **ret_json) {
 
 static int control_reseed(void *userdata) {
         Daemon *d = userdata;
+        int r;
 
-        if (!crng_is_seeded(d->crng))
-                return -ENODATA;
+        r = seeder_trigger(d->seeder, SEED_TRIGGER_CONTROL);
+        if (r < 0)
+                return r;
         log_info("CRNG reseed requested over the control socket");
-        cusehub_request_reseed(d->hub);
+        cusehub_pump(d->hub);
         update_demand(d);
         return 0;
 }
@@ -743,10 +742,14 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 log_error_errno(r, "allocating the CRNG%s", memlock_hint(r));
                 goto fail;
         }
-        r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked,
-                                          .proc_root = d->hooks.proc_root,
-                                          .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable },
-                        d->store, d->crng,
+        r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable },
+                       d->store, d->crng, &d->seeder);
+        if (r < 0) {
+                log_error_errno(r, "start-up");
+                goto fail;
+        }
+        r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked, .proc_root = d->hooks.proc_root },
+                        d->store, d->crng, d->seeder,
                         &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);
         if (r < 0) {
@@ -877,6 +880,7 @@ Daemon *daemon_free(Daemon *d) {
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
         d->control = control_free(d->control);
         d->hub = cusehub_free(d->hub);
+        d->seeder = seeder_free(d->seeder);
         d->crng = crng_free(d->crng);
         d->store = store_free(d->store);
         d->wake_source = sd_event_source_disable_unref(d->wake_source);

@@ -155,18 +155,42 @@ static struct json_object *device_json(DeviceSlot *slot) {
         return finish(o, r);
 }
 
-static struct json_object *crng_json(Daemon *d, uint64_t now) {
+/* One trigger of the seeding policy: how often it asked, how often a
+ * reseed served it. */
+static struct json_object *trigger_json(const SeederStats *st, SeedTrigger t) {
         struct json_object *o = json_object_new_object();
         int r = 0;
 
         if (!o)
                 return NULL;
+        ADD(o, "name", json_object_new_string(seed_trigger_to_string(t)));
+        ADD(o, "requests", json_object_new_uint64(st->requests[t]));
+        ADD(o, "reseeds", json_object_new_uint64(st->reseeds[t]));
+        return finish(o, r);
+}
+
+static struct json_object *crng_json(Daemon *d, uint64_t now) {
+        struct json_object *o = json_object_new_object(), *a;
+        SeederStats st;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        seeder_get_stats(d->seeder, &st);
         ADD(o, "seeded", json_object_new_boolean(crng_is_seeded(d->crng)));
         ADD(o, "generation", json_object_new_uint64(crng_generation(d->crng)));
-        ADD(o, "reseeds", json_object_new_uint64(d->reseeds));
+        ADD(o, "reseeds", json_object_new_uint64(st.seeds));
         if (json_object_object_add(o, "seed_age_s",
-                                   d->last_reseed_usec ? fixed((double) (now - d->last_reseed_usec) / 1e6, 1) : NULL) < 0)
+                                   st.last_reseed_usec ? fixed((double) (now - st.last_reseed_usec) / 1e6, 1) : NULL) < 0)
                 r = -ENOMEM;
+        ADD(o, "reseed_pending", json_object_new_boolean(st.pending));
+        ADD(o, "vm_generation_changes", json_object_new_uint64(st.vm_generation_changes));
+        ADD(o, "vm_blocks_purged", json_object_new_uint64(st.vm_blocks_purged));
+        ADD(o, "rekeys", json_object_new_uint64(st.rekeys));
+        a = json_object_new_array();
+        for (SeedTrigger t = 0; a && t < _SEED_TRIGGER_MAX; t++)
+                append(a, trigger_json(&st, t), &r);
+        ADD(o, "triggers", a);
         return finish(o, r);
 }
 

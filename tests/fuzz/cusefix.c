@@ -83,6 +83,7 @@ typedef struct Device {
 struct CuseFix {
         Store *store;
         Crng *crng;
+        Seeder *seeder;
         CuseHub *hub;
         Device devs[_CUSEDEV_KIND_MAX];
         unsigned seeded_events;
@@ -450,6 +451,13 @@ static void on_reply(CuseFix *fx, Device *d, const FkMsg *m) {
 }
 
 /* What the hub's statistics must agree with after every settle. */
+static bool reseed_pending(const CuseFix *fx) {
+        SeederStats st;
+
+        seeder_get_stats(fx->seeder, &st);
+        return st.pending;
+}
+
 static void check_state(CuseFix *fx) {
         unsigned trng_waiting = 0;
         bool wanted;
@@ -497,7 +505,7 @@ static void check_state(CuseFix *fx) {
          * through the demand callback, or the loop never starts (or stops)
          * the sources and readers wait forever. */
         wanted = cusehub_wants_blocks(fx->hub);
-        FUZZ_CHECK(wanted == (!fx->shut_down && (cusehub_reseed_pending(fx->hub) || !crng_is_seeded(fx->crng) ||
+        FUZZ_CHECK(wanted == (!fx->shut_down && (reseed_pending(fx) || !crng_is_seeded(fx->crng) ||
                                                  trng_waiting > 0)));
         if (wanted != fx->wanted && !fx->loop_acted)
                 FUZZ_CHECK(fx->demand_calls != fx->demand_seen);
@@ -557,8 +565,6 @@ static void on_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
         case CUSE_EVENT_SEEDED:
                 fx->seeded_events++;
                 break;
-        case CUSE_EVENT_RESEEDED:
-                break;
         case CUSE_EVENT_REJECTED:
         case CUSE_EVENT_NODE_ERROR:
                 /* Unique names, no node directory: neither can happen. */
@@ -580,7 +586,8 @@ static CuseFix *fixture_new(void) {
         cb.userdata = fx;
         FUZZ_CHECK(store_new(STORE_BLOCKS, STORE_BLOCKS / 4, &fx->store) == 0);
         FUZZ_CHECK(crng_new(initial, CRNG_BUFFER_MIN, &fx->crng) == 0);
-        FUZZ_CHECK(cusehub_new(&params, fx->store, fx->crng, &cb, &fx->hub) == 0);
+        FUZZ_CHECK(seeder_new(&(SeederParams){ 0 }, fx->store, fx->crng, &fx->seeder) == 0);
+        FUZZ_CHECK(cusehub_new(&params, fx->store, fx->crng, fx->seeder, &cb, &fx->hub) == 0);
         /* DEVNAMEs are unique among live connections, and two fixtures
          * can live at once. */
         generation++;
@@ -648,14 +655,15 @@ static void fixture_free(CuseFix *fx) {
         fx->hub = cusehub_free(fx->hub);
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
                 fk_free(fx->devs[k].fk);
+        seeder_free(fx->seeder);
         crng_free(fx->crng);
         store_free(fx->store);
         free(fx);
 }
 
 /* Back to the state fixture_new() leaves (seeded or not), with the
- * processes gone. False when that cannot be had: credit or a reseed request
- * an unseeded CRNG keeps. */
+ * processes gone. False when that cannot be had: credit an unseeded CRNG
+ * keeps. */
 static bool fixture_reset(CuseFix *fx) {
         uint8_t block[STORE_BLOCK_SIZE];
 
@@ -679,12 +687,12 @@ static bool fixture_reset(CuseFix *fx) {
         take_strays(fx);
         check_all_answered(fx);
 
-        if (!crng_is_seeded(fx->crng) && (crng_pending_credit(fx->crng) > 0 || cusehub_reseed_pending(fx->hub)))
+        if (!crng_is_seeded(fx->crng) && crng_pending_credit(fx->crng) > 0)
                 return false;
-        if (cusehub_reseed_pending(fx->hub)) {
+        if (reseed_pending(fx)) {
                 cusefix_put_blocks(fx, 1);
                 cusefix_settle(fx);
-                FUZZ_CHECK(!cusehub_reseed_pending(fx->hub));
+                FUZZ_CHECK(!reseed_pending(fx));
         }
         while (store_take(fx->store, block, 0) == 0)
                 ;
@@ -729,10 +737,10 @@ CuseFix *cusefix_begin(bool seeded) {
 void cusefix_end(CuseFix *fx) {
         bool seeded;
 
-        /* Credit or a reseed request kept by an unseeded CRNG cannot be
-         * taken back: this fixture is done for, so it ends as the daemon
-         * does on SIGTERM, with whatever still waits. */
-        if (!crng_is_seeded(fx->crng) && (crng_pending_credit(fx->crng) > 0 || cusehub_reseed_pending(fx->hub))) {
+        /* Credit kept by an unseeded CRNG cannot be taken back: this
+         * fixture is done for, so it ends as the daemon does on SIGTERM,
+         * with whatever still waits. */
+        if (!crng_is_seeded(fx->crng) && crng_pending_credit(fx->crng) > 0) {
                 fixture_free(fx);
                 return;
         }
@@ -991,12 +999,14 @@ void cusefix_set_trng_open(CuseFix *fx, bool open) {
 }
 
 void cusefix_request_reseed(CuseFix *fx) {
-        bool had_block = store_fill(fx->store) > 0;
+        bool had_block = store_fill(fx->store) > 0, seeded = crng_is_seeded(fx->crng);
 
-        /* Served now if the store has a block, else pending. */
-        cusehub_request_reseed(fx->hub);
+        /* As truerandomctl reseed: refused before the first seed; served
+         * now if the store has a block, else pending. */
+        FUZZ_CHECK(seeder_trigger(fx->seeder, SEED_TRIGGER_CONTROL) == (seeded ? 0 : -ENODATA));
+        cusehub_pump(fx->hub);
         fx->loop_acted = true;
-        FUZZ_CHECK(cusehub_reseed_pending(fx->hub) == !had_block);
+        FUZZ_CHECK(reseed_pending(fx) == (seeded && !had_block));
 }
 
 

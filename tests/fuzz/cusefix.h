@@ -60,7 +60,7 @@ void cusefix_setup(void);
  * store, and the CRNG seeded or not. */
 CuseFix *cusefix_begin(bool seeded);
 /* Ends an input. If the hub can be put back as it began (one with an
- * unseeded CRNG that got credit or a reseed request cannot), the readers
+ * unseeded CRNG that got credit cannot), the readers
  * go away (their reads end EINTR), close their files, and it is kept for a
  * later cusefix_begin(); else it shuts down as on SIGTERM (waiting reads
  * end EIO), the files close and it is freed. Either way every request must

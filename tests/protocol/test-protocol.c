@@ -978,6 +978,73 @@ static void test_status_accounts_every_byte(void **state) {
         harness_free(h);
 }
 
+/* A number of one trigger of the seeding policy, from the status. */
+static double trigger_number(const CtlStatus *j, const char *trigger, const char *key) {
+        const CtlStatusObject *crng = ctl_status_get_object(ctl_status_root(j), "crng");
+        double v = -1;
+
+        for (size_t i = 0; i < ctl_status_get_count(crng, "triggers"); i++) {
+                const CtlStatusObject *t = ctl_status_get_element(crng, "triggers", i);
+                if (strcmp(ctl_status_get_string(t, "name"), trigger) == 0)
+                        assert_true(ctl_status_get_number(t, key, &v));
+        }
+        assert_true(v >= 0);
+        return v;
+}
+
+/* RNDRESEEDCRNG with an empty store: the request waits, a second one joins
+ * it, and the first block made goes to the CRNG although a /dev/truerandom
+ * read waited first (DESIGN §5, §6). The file source reads one second's
+ * worth of samples at a time, 640 at half a bit each: one block a second,
+ * the first after ~3 s (its startup test needs 1024 samples). Had the
+ * reader taken the first block, the status read right after its reply
+ * would show none seeded yet (checked: it fails with the hub pumping its
+ * readers before the seeder). */
+static void test_reseed_ioctl_before_readers(void **state) {
+        Harness *h = harness_new();
+        FakeKernel *fk;
+        FkFile p;
+        CtlStatus *j;
+        FkMsg m;
+        int64_t u;
+        int v = 256;
+
+        h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
+        h->config.source[CONFIG_SOURCE_FILE].rate = 640;
+        assert_int_equal(harness_start(h), 0);
+        fk = h->fk[CUSEDEV_RANDOM];
+        p = h->random;
+        p.caller = priv;
+        u = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 32, 0);
+        assert_true(fk_waiting(h->fk[CUSEDEV_TRNG], (uint64_t)u));
+        /* Seeded by credit, no block: the reseeds have to wait for one. */
+        assert_int_equal(fk_ioctl(fk, &p, RNDADDTOENTCNT, &v, sizeof(v)), 0);
+        assert_int_equal(fk_ioctl(fk, &p, RNDRESEEDCRNG, NULL, 0), 0);
+        assert_int_equal(fk_ioctl(fk, &p, RNDRESEEDCRNG, NULL, 0), 0);
+        j = control_status(h);
+        assert_true(ctl_status_is_true(ctl_status_get_object(ctl_status_root(j), "crng"), "reseed_pending"));
+        assert_true(json_number(j, "crng", "generation") == 1);
+        assert_true(trigger_number(j, "ioctl", "requests") == 2);
+        assert_true(trigger_number(j, "ioctl", "reseeds") == 0);
+        assert_true(json_number(j, "store", "blocks_seeded") == 0);
+        ctl_status_free(j);
+
+        assert_int_equal(fk_expect_reply(h->fk[CUSEDEV_TRNG], (uint64_t)u, 30000, &m), 0);
+        assert_int_equal(m.error, 0);
+        assert_int_equal(m.len, 32);
+        j = control_status(h);
+        print_message("when the reader got its block: %.0f seeded, %.0f served\n",
+                      json_number(j, "store", "blocks_seeded"), json_number(j, "store", "blocks_served"));
+        /* One block for both requests, taken before the reader's. */
+        assert_true(json_number(j, "store", "blocks_seeded") == 1);
+        assert_true(trigger_number(j, "ioctl", "reseeds") == 1);
+        assert_true(json_number(j, "crng", "generation") == 2);
+        assert_false(ctl_status_is_true(ctl_status_get_object(ctl_status_root(j), "crng"), "reseed_pending"));
+        assert_true(trigger_number(j, "control", "requests") == 0);
+        ctl_status_free(j);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -995,6 +1062,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_failing_source_stalls_truerandom, teardown),
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
+                cmocka_unit_test_teardown(test_reseed_ioctl_before_readers, teardown),
         };
         sigset_t ss;
 

@@ -49,7 +49,7 @@ def source(name, state="healthy", credited=True):
 
 
 SERVING = {
-    "version": 2, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
+    "version": 3, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
     "trng_serving": True, "min_healthy": 1,
     "reload": {"count": 1, "result": "ok", "age_s": 12.5, "error": None},
     "sources": [source("jitter"), source("hwrng"), source("kernel", "mixed", False),
@@ -61,7 +61,11 @@ SERVING = {
                  "waiting_uids": 2, "reads": 100, "bytes_served": 35200, "eagain": 0, "interrupted": 0},
                 {"name": "truerandom-random", "kind": "random", "up": True, "open_files": 1, "waiting": 0,
                  "waiting_uids": 0, "reads": 9, "bytes_served": 3650722202, "eagain": 0, "interrupted": 0}],
-    "crng": {"seeded": True, "generation": 42, "reseeds": 41, "seed_age_s": 12.3},
+    "crng": {"seeded": True, "generation": 42, "reseeds": 41, "seed_age_s": 12.3, "reseed_pending": False,
+             "vm_generation_changes": 1, "vm_blocks_purged": 812, "rekeys": 1,
+             "triggers": [{"name": t, "requests": n, "reseeds": k}
+                          for t, n, k in (("periodic", 38, 38), ("ioctl", 9, 1), ("control", 0, 0),
+                                          ("vm_generation", 1, 1), ("resume", 2, 1))]},
 }
 
 
