@@ -24,17 +24,17 @@
 #include "pool/secret.h"
 #include "rndioctl.h"
 
-void crngdev_unpark(Parked *p) {
+static void crng_unpark(Parked *p) {
         p->prev->next = p->next;
         p->next->prev = p->prev;
         p->prev = p->next = p;
         p->dev->n_parked--;
 }
 
-void crngdev_fail_parked(CuseDev *dev, int err) {
+static void crng_fail_parked(CuseDev *dev, int err) {
         while (dev->fifo.next != &dev->fifo) {
                 Parked *p = dev->fifo.next;
-                crngdev_unpark(p);
+                crng_unpark(p);
                 parked_reply_err(p, err);
         }
 }
@@ -51,12 +51,12 @@ static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
 
 /* The CRNG just got its first credited seed: parked readers and pollers of
  * the drop-in random go now. */
-void crngdev_seeded(CuseDev *dev) {
+static void crng_seeded(CuseDev *dev) {
         if (dev->kind != CUSEDEV_RANDOM)
                 return;
         while (dev->fifo.next != &dev->fifo) {
                 Parked *p = dev->fifo.next;
-                crngdev_unpark(p);
+                crng_unpark(p);
                 serve(dev, p->req, p->size);
                 free(p);
         }
@@ -207,7 +207,13 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
-const struct cuse_lowlevel_ops crngdev_ops = {
+/* Waiting reads of the drop-in random are one FIFO: one uid as far as
+ * status is concerned. */
+static unsigned crng_parked_uids(const CuseDev *dev) {
+        return dev->n_parked ? 1 : 0;
+}
+
+static const struct cuse_lowlevel_ops crng_requests = {
         .init_done = cusedev_op_init_done,
         .open = cusedev_op_open,
         .release = cusedev_op_release,
@@ -215,4 +221,13 @@ const struct cuse_lowlevel_ops crngdev_ops = {
         .write = crng_write,
         .poll = crng_poll,
         .ioctl = crng_ioctl,
+};
+
+/* The drop-ins take no store blocks themselves: the seeder does, for them. */
+const CuseDevOps crngdev_ops = {
+        .requests = &crng_requests,
+        .seeded = crng_seeded,
+        .unpark = crng_unpark,
+        .fail_parked = crng_fail_parked,
+        .parked_uids = crng_parked_uids,
 };

@@ -1,6 +1,10 @@
 /* cusedev-internal.h - what cusedev.c, trngdev.c and crngdev.c share:
- * the hub, devices, open files and parked reads. Nothing outside cuse/
- * includes this. */
+ * the hub, devices, open files and parked reads, and the table through which
+ * the hub knows a kind of device (CuseDevOps).
+ *
+ * Direction: the devices (trngdev.c, crngdev.c) use the hub's helpers
+ * below; the hub (cusedev.c) calls a device only through its CuseDevOps;
+ * devices never call each other. Nothing outside cuse/ includes this. */
 #pragma once
 
 #define FUSE_USE_VERSION 314
@@ -35,9 +39,33 @@ typedef struct Parked {
         bool interrupted_early;      /* its INTERRUPT came during registration */
 } Parked;
 
+/* What a kind of device does for the hub. Every member but requests may be
+ * NULL: nothing to do. */
+typedef struct CuseDevOps {
+        const struct cuse_lowlevel_ops *requests;  /* what the kernel sends it */
+        int (*init)(CuseDev *dev);                 /* once created; 0 or -errno */
+        void (*done)(CuseDev *dev);                /* before it is freed */
+        /* The store may have new blocks (or /dev/truerandom just opened). */
+        void (*pump)(CuseDev *dev);
+        /* The CRNG got its first seed. */
+        void (*seeded)(CuseDev *dev);
+        /* Readers wait for store blocks: the sources should run. */
+        bool (*wants_blocks)(const CuseDev *dev);
+        /* Takes p off the device's wait list; the caller replies. */
+        void (*unpark)(Parked *p);
+        /* Answers every waiting read with -err (shutdown). */
+        void (*fail_parked)(CuseDev *dev, int err);
+        /* Distinct uids among the waiting reads. */
+        unsigned (*parked_uids)(const CuseDev *dev);
+} CuseDevOps;
+
+extern const CuseDevOps trngdev_ops;  /* CUSEDEV_TRNG */
+extern const CuseDevOps crngdev_ops;  /* CUSEDEV_RANDOM, CUSEDEV_URANDOM, CUSEDEV_NULL */
+
 struct CuseDev {
         CuseHub *hub;
         CuseDevKind kind;
+        const CuseDevOps *ops;
         char *name;
         char *dev_dir;
         uid_t uid;
@@ -52,8 +80,8 @@ struct CuseDev {
         CuseFile files;              /* list head */
         unsigned n_files;
 
-        FairQueue *fq;               /* TRNG */
-        Parked fifo;                 /* RANDOM: list head */
+        FairQueue *fq;               /* TRNG: trngdev.c's */
+        Parked fifo;                 /* RANDOM: crngdev.c's list head */
         unsigned n_parked;
 
         uint64_t reads;
@@ -107,16 +135,3 @@ void cusehub_seeded(CuseHub *hub, SeedResult result);
 /* A due CRNG seed takes its block (before any reader does). */
 void cusehub_seed_if_due(CuseHub *hub);
 
-/* trngdev.c */
-extern const struct cuse_lowlevel_ops trngdev_ops;
-int trngdev_init(CuseDev *dev);
-void trngdev_done(CuseDev *dev);
-void trngdev_pump(CuseDev *dev);
-void trngdev_unpark(Parked *p);
-void trngdev_fail_parked(CuseDev *dev, int err);
-
-/* crngdev.c */
-extern const struct cuse_lowlevel_ops crngdev_ops;
-void crngdev_seeded(CuseDev *dev);
-void crngdev_unpark(Parked *p);
-void crngdev_fail_parked(CuseDev *dev, int err);

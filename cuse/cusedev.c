@@ -1,5 +1,6 @@
 /* cusedev.c - the hub and what every CUSE device shares: sessions, open
- * files, poll handles, parked reads and their interrupts, shutdown.
+ * files, poll handles, parked reads and their interrupts, shutdown. It knows
+ * the kinds of device only through their CuseDevOps.
  *
  * Invariants: every request gets exactly one reply; a parked read is on one
  * list until whoever unlinks it replies; poll handles are kept one per open
@@ -74,8 +75,8 @@ static CuseDev *cusedev_free(CuseDev *dev) {
                         fuse_pollhandle_destroy(f->ph);
                 free(f);
         }
-        if (dev->kind == CUSEDEV_TRNG)
-                trngdev_done(dev);
+        if (dev->ops->done)
+                dev->ops->done(dev);
         free(dev->buf.mem);
         free(dev->name);
         free(dev->dev_dir);
@@ -113,7 +114,8 @@ void cusehub_seeded(CuseHub *hub, SeedResult result) {
                 return;
         if (result == SEED_FIRST) {
                 for (size_t i = 0; i < hub->n_devs; i++)
-                        crngdev_seeded(hub->devs[i]);
+                        if (hub->devs[i]->ops->seeded)
+                                hub->devs[i]->ops->seeded(hub->devs[i]);
                 cusehub_event(hub, NULL, CUSE_EVENT_SEEDED, 0);
         }
         /* A seed taken may end the demand it made. */
@@ -143,7 +145,7 @@ bool cusehub_wants_blocks(const CuseHub *hub) {
         if (seeder_wants_block(hub->seeder))
                 return true;
         for (size_t i = 0; i < hub->n_devs; i++)
-                if (hub->devs[i]->kind == CUSEDEV_TRNG && hub->devs[i]->n_parked > 0)
+                if (hub->devs[i]->ops->wants_blocks && hub->devs[i]->ops->wants_blocks(hub->devs[i]))
                         return true;
         return false;
 }
@@ -154,15 +156,9 @@ void cusehub_pump(CuseHub *hub) {
         /* CRNG seeds come first: readers of the drop-ins must never wait on
          * /dev/truerandom's readers (DESIGN §5, §6). */
         cusehub_seed_if_due(hub);
-        for (size_t i = 0; i < hub->n_devs; i++) {
-                CuseDev *dev = hub->devs[i];
-                if (dev->kind != CUSEDEV_TRNG)
-                        continue;
-                if (hub->trng_open)
-                        trngdev_pump(dev);
-                if (hub->trng_open && store_fill(hub->store) > 0)
-                        cusedev_notify_pollers(dev);
-        }
+        for (size_t i = 0; i < hub->n_devs; i++)
+                if (hub->devs[i]->ops->pump)
+                        hub->devs[i]->ops->pump(hub->devs[i]);
 }
 
 void cusehub_shutdown(CuseHub *hub, int err) {
@@ -170,10 +166,8 @@ void cusehub_shutdown(CuseHub *hub, int err) {
         hub->shutdown_err = err;
         for (size_t i = 0; i < hub->n_devs; i++) {
                 CuseDev *dev = hub->devs[i];
-                if (dev->kind == CUSEDEV_TRNG)
-                        trngdev_fail_parked(dev, err);
-                else if (dev->kind == CUSEDEV_RANDOM)
-                        crngdev_fail_parked(dev, err);
+                if (dev->ops->fail_parked)
+                        dev->ops->fail_parked(dev, err);
                 /* Pollers re-poll and then see the error or POLLERR. */
                 cusedev_notify_pollers(dev);
         }
@@ -181,6 +175,13 @@ void cusehub_shutdown(CuseHub *hub, int err) {
 
 /* ------------------------------------------------------------------ */
 /* devices                                                             */
+
+static const CuseDevOps *const kind_ops[_CUSEDEV_KIND_MAX] = {
+        [CUSEDEV_TRNG] = &trngdev_ops,
+        [CUSEDEV_RANDOM] = &crngdev_ops,
+        [CUSEDEV_URANDOM] = &crngdev_ops,
+        [CUSEDEV_NULL] = &crngdev_ops,
+};
 
 const char *cusedev_kind_to_string(CuseDevKind kind) {
         static const char *const names[_CUSEDEV_KIND_MAX] = {
@@ -231,6 +232,7 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         }
         dev->hub = hub;
         dev->kind = kind;
+        dev->ops = kind_ops[kind];
         dev->fd = fd;
         dev->uid = params->uid;
         dev->gid = params->gid;
@@ -243,14 +245,14 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
                 r = -ENOMEM;
                 goto fail;
         }
-        if (kind == CUSEDEV_TRNG) {
-                r = trngdev_init(dev);
+        if (dev->ops->init) {
+                r = dev->ops->init(dev);
                 if (r < 0)
                         goto fail;
         }
 
         snprintf(devname, sizeof(devname), "DEVNAME=%s", params->name);
-        dev->se = cuse_lowlevel_new(&args, &ci, kind == CUSEDEV_TRNG ? &trngdev_ops : &crngdev_ops, dev);
+        dev->se = cuse_lowlevel_new(&args, &ci, dev->ops->requests, dev);
         /* fuse_session_new() parsed (and copied) the arguments into args. */
         fuse_opt_free_args(&args);
         if (!dev->se) {
@@ -348,7 +350,7 @@ void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret) {
                 .up = dev->up,
                 .open_files = dev->n_files,
                 .parked = dev->n_parked,
-                .parked_uids = dev->fq ? (unsigned)fairq_uids(dev->fq) : (dev->n_parked ? 1 : 0),
+                .parked_uids = dev->ops->parked_uids ? dev->ops->parked_uids(dev) : 0,
                 .reads = dev->reads,
                 .bytes_served = dev->bytes_served,
                 .eagain = dev->eagain,
@@ -497,10 +499,7 @@ static void parked_interrupted(fuse_req_t req, void *data) {
         }
         /* Single-threaded: the request is still unanswered, so it is still
          * parked. Unlink, then the one reply. */
-        if (p->dev->kind == CUSEDEV_TRNG)
-                trngdev_unpark(p);
-        else
-                crngdev_unpark(p);
+        p->dev->ops->unpark(p);
         p->dev->interrupted++;
         fuse_reply_err(req, EINTR);
         cusehub_demand_changed(p->dev->hub);
@@ -513,10 +512,7 @@ bool parked_arm(Parked *p) {
         p->registering = false;
         if (!p->interrupted_early)
                 return true;
-        if (p->dev->kind == CUSEDEV_TRNG)
-                trngdev_unpark(p);
-        else
-                crngdev_unpark(p);
+        p->dev->ops->unpark(p);
         p->dev->interrupted++;
         fuse_reply_err(p->req, EINTR);
         free(p);

@@ -3,8 +3,9 @@
  * A read returns 1..n bytes as soon as at least one block is there (short
  * reads, as the old /dev/random). Bytes come from 32-byte store blocks; the
  * unserved tail of a block is erased, never handed to anybody else. When
- * nothing is there the read parks in the fair queue; cusehub_pump() later
- * deals the store's blocks one at a time, round robin across uids, and
+ * nothing is there the read parks in the fair queue; the hub's pump (through
+ * trngdev_ops) later deals the store's blocks one at a time, round robin
+ * across uids, and
  * answers every read that got any. An interrupted read loses nothing: it got
  * no bytes yet. Closed (not enough healthy sources): it stalls, fails closed.
  * Flow: store -> [fair queue -> reply] -> reader. */
@@ -23,20 +24,20 @@
 #define BLOCK STORE_BLOCK_SIZE
 #define SCRATCH_BLOCKS (CUSE_MAX_REPLY / BLOCK)
 
-int trngdev_init(CuseDev *dev) {
+static int trng_init(CuseDev *dev) {
         return fairq_new(&dev->fq);
 }
 
-void trngdev_done(CuseDev *dev) {
+static void trng_done(CuseDev *dev) {
         dev->fq = fairq_free(dev->fq);
 }
 
-void trngdev_unpark(Parked *p) {
+static void trng_unpark(Parked *p) {
         fairq_remove(p->dev->fq, &p->fair);
         p->dev->n_parked--;
 }
 
-void trngdev_fail_parked(CuseDev *dev, int err) {
+static void trng_fail_parked(CuseDev *dev, int err) {
         FairEntry *e;
 
         while ((e = fairq_pop(dev->fq))) {
@@ -68,7 +69,8 @@ static void reply_bytes(CuseDev *dev, fuse_req_t req, const uint8_t *buf, size_t
         dev->bytes_served += n;
 }
 
-void trngdev_pump(CuseDev *dev) {
+/* Deals the store's blocks to the waiting reads. */
+static void serve_parked(CuseDev *dev) {
         CuseHub *hub = dev->hub;
         bool served = false;
 
@@ -129,6 +131,24 @@ void trngdev_pump(CuseDev *dev) {
                 cusehub_demand_changed(hub);
 }
 
+static void trng_pump(CuseDev *dev) {
+        CuseHub *hub = dev->hub;
+
+        if (!hub->trng_open)
+                return;
+        serve_parked(dev);
+        if (store_fill(hub->store) > 0)
+                cusedev_notify_pollers(dev);
+}
+
+static bool trng_wants_blocks(const CuseDev *dev) {
+        return dev->n_parked > 0;
+}
+
+static unsigned trng_parked_uids(const CuseDev *dev) {
+        return (unsigned)fairq_uids(dev->fq);
+}
+
 static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
@@ -183,7 +203,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
         cusehub_demand_changed(hub);
         /* Blocks may be waiting behind readers that were queued before. */
         if (hub->trng_open && store_fill(hub->store) > 0)
-                trngdev_pump(dev);
+                serve_parked(dev);
 }
 
 static void trng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
@@ -222,7 +242,7 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         fuse_reply_ioctl(req, 0, &bits, sizeof(bits));
 }
 
-const struct cuse_lowlevel_ops trngdev_ops = {
+static const struct cuse_lowlevel_ops trng_requests = {
         .init_done = cusedev_op_init_done,
         .open = cusedev_op_open,
         .release = cusedev_op_release,
@@ -230,4 +250,15 @@ const struct cuse_lowlevel_ops trngdev_ops = {
         .write = trng_write,
         .poll = trng_poll,
         .ioctl = trng_ioctl,
+};
+
+const CuseDevOps trngdev_ops = {
+        .requests = &trng_requests,
+        .init = trng_init,
+        .done = trng_done,
+        .pump = trng_pump,
+        .wants_blocks = trng_wants_blocks,
+        .unpark = trng_unpark,
+        .fail_parked = trng_fail_parked,
+        .parked_uids = trng_parked_uids,
 };
