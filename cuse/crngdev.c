@@ -25,15 +25,14 @@
 #include "rndioctl.h"
 
 static void crng_unpark(Parked *p) {
-        p->prev->next = p->next;
-        p->next->prev = p->prev;
-        p->prev = p->next = p;
+        TAILQ_REMOVE(&p->dev->fifo, p, fifo);
         p->dev->n_parked--;
 }
 
 static void crng_fail_parked(CuseDev *dev, int err) {
-        while (dev->fifo.next != &dev->fifo) {
-                Parked *p = dev->fifo.next;
+        Parked *p;
+
+        while ((p = TAILQ_FIRST(&dev->fifo))) {
                 crng_unpark(p);
                 parked_reply_err(p, err);
         }
@@ -52,10 +51,11 @@ static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
 /* The CRNG just got its first credited seed: parked readers and pollers of
  * the drop-in random go now. */
 static void crng_seeded(CuseDev *dev) {
+        Parked *p;
+
         if (dev->kind != CUSEDEV_RANDOM)
                 return;
-        while (dev->fifo.next != &dev->fifo) {
-                Parked *p = dev->fifo.next;
+        while ((p = TAILQ_FIRST(&dev->fifo))) {
                 crng_unpark(p);
                 serve(dev, p->req, p->size);
                 free(p);
@@ -98,10 +98,7 @@ static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, ENOMEM);
                 return;
         }
-        p->next = &dev->fifo;
-        p->prev = dev->fifo.prev;
-        dev->fifo.prev->next = p;
-        dev->fifo.prev = p;
+        TAILQ_INSERT_TAIL(&dev->fifo, p, fifo);
         dev->n_parked++;
         if (parked_arm(p))
                 cusehub_demand_changed(hub);

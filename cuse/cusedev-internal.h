@@ -10,6 +10,7 @@
 #define FUSE_USE_VERSION 314
 #include <cuse_lowlevel.h>
 #include <fuse_lowlevel.h>
+#include <sys/queue.h>
 
 #include "cusedev.h"
 #include "fairq.h"
@@ -19,7 +20,7 @@
 #define CUSE_MAX_REPLY 131072U
 
 typedef struct CuseFile {
-        struct CuseFile *prev, *next;
+        TAILQ_ENTRY(CuseFile) link;  /* the device's open files */
         CuseDev *dev;
         struct fuse_pollhandle *ph; /* newest poll handle; NULL once notified */
 } CuseFile;
@@ -32,8 +33,8 @@ typedef struct Parked {
         size_t size;
         uint32_t uid;
         FairEntry fair;              /* TRNG: the fair queue */
-        struct Parked *prev, *next;  /* RANDOM: FIFO */
-        struct Parked *touched;      /* TRNG pump: reads that get blocks this round */
+        TAILQ_ENTRY(Parked) fifo;    /* RANDOM: the FIFO */
+        STAILQ_ENTRY(Parked) touched; /* TRNG pump: reads that get blocks this round */
         size_t plan_blocks;
         bool registering;            /* inside fuse_req_interrupt_func() */
         bool interrupted_early;      /* its INTERRUPT came during registration */
@@ -77,11 +78,11 @@ struct CuseDev {
         int fd;
         bool up;
 
-        CuseFile files;              /* list head */
+        TAILQ_HEAD(CuseFileList, CuseFile) files;
         unsigned n_files;
 
-        FairQueue *fq;               /* TRNG: trngdev.c's */
-        Parked fifo;                 /* RANDOM: crngdev.c's list head */
+        FairQueue *fq;                       /* TRNG: trngdev.c's */
+        TAILQ_HEAD(ParkedFifo, Parked) fifo; /* RANDOM: crngdev.c's */
         unsigned n_parked;
 
         uint64_t reads;

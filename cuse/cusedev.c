@@ -59,6 +59,8 @@ int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *s
 }
 
 static CuseDev *cusedev_free(CuseDev *dev) {
+        CuseFile *f;
+
         if (!dev)
                 return NULL;
         /* Destroying the session closes its fd: the kernel removes the node
@@ -67,10 +69,8 @@ static CuseDev *cusedev_free(CuseDev *dev) {
                 fuse_session_destroy(dev->se);
         else if (dev->fd >= 0)
                 close(dev->fd);
-        while (dev->files.next != &dev->files) {
-                CuseFile *f = dev->files.next;
-                f->prev->next = f->next;
-                f->next->prev = f->prev;
+        while ((f = TAILQ_FIRST(&dev->files))) {
+                TAILQ_REMOVE(&dev->files, f, link);
                 if (f->ph)
                         fuse_pollhandle_destroy(f->ph);
                 free(f);
@@ -237,8 +237,8 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         dev->uid = params->uid;
         dev->gid = params->gid;
         dev->mode = params->mode;
-        dev->files.prev = dev->files.next = &dev->files;
-        dev->fifo.prev = dev->fifo.next = &dev->fifo;
+        TAILQ_INIT(&dev->files);
+        TAILQ_INIT(&dev->fifo);
         dev->name = strdup(params->name);
         dev->dev_dir = params->dev_dir ? strdup(params->dev_dir) : NULL;
         if (!dev->name || (params->dev_dir && !dev->dev_dir)) {
@@ -394,18 +394,14 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
                 return;
         }
         f->dev = dev;
-        f->next = &dev->files;
-        f->prev = dev->files.prev;
-        dev->files.prev->next = f;
-        dev->files.prev = f;
+        TAILQ_INSERT_TAIL(&dev->files, f, link);
         dev->n_files++;
         fi->fh = (uint64_t)(uintptr_t)f;
         fi->direct_io = 1;
         fi->nonseekable = 1;
         if (fuse_reply_open(req, fi) < 0) {
                 /* The opener is gone: the kernel will send no RELEASE. */
-                f->prev->next = f->next;
-                f->next->prev = f->prev;
+                TAILQ_REMOVE(&dev->files, f, link);
                 dev->n_files--;
                 free(f);
         }
@@ -415,8 +411,7 @@ void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi) {
         CuseFile *f = (CuseFile *)(uintptr_t)fi->fh;
 
         if (f) {
-                f->prev->next = f->next;
-                f->next->prev = f->prev;
+                TAILQ_REMOVE(&f->dev->files, f, link);
                 f->dev->n_files--;
                 if (f->ph)
                         fuse_pollhandle_destroy(f->ph);
@@ -441,7 +436,9 @@ void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fus
 }
 
 void cusedev_notify_pollers(CuseDev *dev) {
-        for (CuseFile *f = dev->files.next; f != &dev->files; f = f->next) {
+        CuseFile *f;
+
+        TAILQ_FOREACH(f, &dev->files, link) {
                 if (!f->ph)
                         continue;
                 /* A failed notification means the poller is gone; either way
@@ -483,7 +480,6 @@ Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size) {
         p->dev = dev;
         p->size = size;
         p->uid = fuse_req_ctx(req)->uid;
-        p->prev = p->next = p;
         return p;
 }
 

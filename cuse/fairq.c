@@ -2,11 +2,12 @@
  *
  * One FairBucket per waiting uid holds that uid's entries as a FIFO. Buckets
  * are found by uid in a chained hash table (power-of-two size, grows at load
- * 3/4) and sit in a circular doubly linked rotation; q->turn is the bucket
- * whose turn it is. Invariants: a bucket exists exactly while it holds at
- * least one entry; every bucket is in the rotation; a new uid joins the
- * rotation just before q->turn, i.e. at the end of the current round, so it
- * can neither jump the queue nor wait more than one round.
+ * 3/4) and sit in the rotation, a list read as a ring (after the last comes
+ * the first); q->turn is the bucket whose turn it is. Invariants: a bucket
+ * exists exactly while it holds at least one entry; every bucket is in the
+ * rotation; a new uid joins the rotation just before q->turn, i.e. at the
+ * end of the current round, so it can neither jump the queue nor wait more
+ * than one round. Lists are glibc's <sys/queue.h>.
  * Flow: store -> [fair queue picks the reader] -> CUSE reply. */
 #include "fairq.h"
 
@@ -18,16 +19,19 @@
 struct FairBucket {
         uint32_t uid;
         size_t count;
-        FairEntry *head, *tail;               /* head = oldest */
-        FairBucket *ring_prev, *ring_next;    /* the rotation */
-        FairBucket *hash_next;                /* hash chain */
+        TAILQ_HEAD(, FairEntry) entries;      /* first = oldest */
+        TAILQ_ENTRY(FairBucket) ring;         /* the rotation */
+        LIST_ENTRY(FairBucket) chain;         /* hash chain */
 };
 
+LIST_HEAD(FairChain, FairBucket);
+
 struct FairQueue {
-        FairBucket **table;
+        struct FairChain *table;
         size_t table_size;                    /* power of two */
         size_t n_buckets;
         size_t n_entries;
+        TAILQ_HEAD(, FairBucket) ring;
         FairBucket *turn;                     /* NULL iff empty */
         /* One emptied bucket kept back: a reader that is unqueued and pushed
          * again (served one block, wants more) never needs an allocation, so
@@ -53,6 +57,7 @@ int fairq_new(FairQueue **ret) {
                 return -ENOMEM;
         }
         q->table_size = FAIRQ_TABLE_MIN;
+        TAILQ_INIT(&q->ring);
         *ret = q;
         return 0;
 }
@@ -61,11 +66,10 @@ FairQueue *fairq_free(FairQueue *q) {
         if (!q)
                 return NULL;
         for (size_t i = 0; i < q->table_size; i++) {
-                FairBucket *b = q->table[i];
-                while (b) {
-                        FairBucket *next = b->hash_next;
+                FairBucket *b;
+                while ((b = LIST_FIRST(&q->table[i]))) {
+                        LIST_REMOVE(b, chain);
                         free(b);
-                        b = next;
                 }
         }
         free(q->table);
@@ -74,8 +78,16 @@ FairQueue *fairq_free(FairQueue *q) {
         return NULL;
 }
 
+/* The rotation is a ring: after the last bucket comes the first. */
+static FairBucket *fairq_ring_next(FairQueue *q, FairBucket *b) {
+        FairBucket *next = TAILQ_NEXT(b, ring);
+        return next ? next : TAILQ_FIRST(&q->ring);
+}
+
 static FairBucket *fairq_find(const FairQueue *q, uint32_t uid) {
-        for (FairBucket *b = q->table[fairq_hash(q, uid)]; b; b = b->hash_next)
+        FairBucket *b;
+
+        LIST_FOREACH(b, &q->table[fairq_hash(q, uid)], chain)
                 if (b->uid == uid)
                         return b;
         return NULL;
@@ -85,22 +97,19 @@ static FairBucket *fairq_find(const FairQueue *q, uint32_t uid) {
  * stays correct, so a failed grow must not fail the push. */
 static void fairq_grow(FairQueue *q) {
         size_t old_size = q->table_size;
-        FairBucket **old = q->table;
-        FairBucket **table = calloc(old_size * 2, sizeof(*table));
+        struct FairChain *old = q->table;
+        struct FairChain *table = calloc(old_size * 2, sizeof(*table));
+        FairBucket *b;
+
         if (!table)
                 return;
         q->table = table;
         q->table_size = old_size * 2;
-        for (size_t i = 0; i < old_size; i++) {
-                FairBucket *b = old[i];
-                while (b) {
-                        FairBucket *next = b->hash_next;
-                        size_t h = fairq_hash(q, b->uid);
-                        b->hash_next = table[h];
-                        table[h] = b;
-                        b = next;
+        for (size_t i = 0; i < old_size; i++)
+                while ((b = LIST_FIRST(&old[i]))) {
+                        LIST_REMOVE(b, chain);
+                        LIST_INSERT_HEAD(&table[fairq_hash(q, b->uid)], b, chain);
                 }
-        }
         free(old);
 }
 
@@ -117,17 +126,13 @@ static FairBucket *fairq_add_bucket(FairQueue *q, uint32_t uid) {
                 fairq_grow(q);
 
         *b = (FairBucket) { .uid = uid };
-        size_t h = fairq_hash(q, uid);
-        b->hash_next = q->table[h];
-        q->table[h] = b;
+        TAILQ_INIT(&b->entries);
+        LIST_INSERT_HEAD(&q->table[fairq_hash(q, uid)], b, chain);
 
-        if (q->turn) {
-                b->ring_next = q->turn;
-                b->ring_prev = q->turn->ring_prev;
-                b->ring_prev->ring_next = b;
-                q->turn->ring_prev = b;
-        } else {
-                b->ring_next = b->ring_prev = b;
+        if (q->turn)
+                TAILQ_INSERT_BEFORE(q->turn, b, ring);
+        else {
+                TAILQ_INSERT_TAIL(&q->ring, b, ring);
                 q->turn = b;
         }
         q->n_buckets++;
@@ -135,21 +140,14 @@ static FairBucket *fairq_add_bucket(FairQueue *q, uint32_t uid) {
 }
 
 static void fairq_drop_bucket(FairQueue *q, FairBucket *b) {
-        FairBucket **p = &q->table[fairq_hash(q, b->uid)];
-        while (*p != b)
-                p = &(*p)->hash_next;
-        *p = b->hash_next;
+        FairBucket *next = fairq_ring_next(q, b);
 
+        LIST_REMOVE(b, chain);
         /* The turn moves to the bucket after b, which is the uid that would
          * have come next anyway: removing the current uid skips nobody. */
-        if (b->ring_next == b)
-                q->turn = NULL;
-        else {
-                if (q->turn == b)
-                        q->turn = b->ring_next;
-                b->ring_prev->ring_next = b->ring_next;
-                b->ring_next->ring_prev = b->ring_prev;
-        }
+        if (q->turn == b)
+                q->turn = next == b ? NULL : next;
+        TAILQ_REMOVE(&q->ring, b, ring);
         q->n_buckets--;
 
         if (q->spare)
@@ -167,13 +165,7 @@ int fairq_push(FairQueue *q, FairEntry *e, uint32_t uid) {
                 if (!b)
                         return -ENOMEM;
         }
-        e->next = NULL;
-        e->prev = b->tail;
-        if (b->tail)
-                b->tail->next = e;
-        else
-                b->head = e;
-        b->tail = e;
+        TAILQ_INSERT_TAIL(&b->entries, e, link);
         e->bucket = b;
         b->count++;
         q->n_entries++;
@@ -184,23 +176,15 @@ FairEntry *fairq_next(FairQueue *q) {
         FairBucket *b = q->turn;
         if (!b)
                 return NULL;
-        q->turn = b->ring_next;
-        return b->head;
+        q->turn = fairq_ring_next(q, b);
+        return TAILQ_FIRST(&b->entries);
 }
 
 void fairq_remove(FairQueue *q, FairEntry *e) {
         FairBucket *b = e->bucket;
         if (!b)
                 return;
-        if (e->prev)
-                e->prev->next = e->next;
-        else
-                b->head = e->next;
-        if (e->next)
-                e->next->prev = e->prev;
-        else
-                b->tail = e->prev;
-        e->prev = e->next = NULL;
+        TAILQ_REMOVE(&b->entries, e, link);
         e->bucket = NULL;
         q->n_entries--;
         if (--b->count == 0)
@@ -210,7 +194,7 @@ void fairq_remove(FairQueue *q, FairEntry *e) {
 FairEntry *fairq_pop(FairQueue *q) {
         if (!q->turn)
                 return NULL;
-        FairEntry *e = q->turn->head;
+        FairEntry *e = TAILQ_FIRST(&q->turn->entries);
         fairq_remove(q, e);
         return e;
 }

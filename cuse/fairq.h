@@ -12,11 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 typedef struct FairBucket FairBucket;
 
 typedef struct FairEntry {
-        struct FairEntry *prev, *next; /* within the uid's FIFO */
+        TAILQ_ENTRY(FairEntry) link;   /* within the uid's FIFO */
         FairBucket *bucket;            /* NULL while not queued */
 } FairEntry;
 

@@ -76,7 +76,8 @@ static void serve_parked(CuseDev *dev) {
 
         while (fairq_size(dev->fq) > 0) {
                 size_t avail = MIN(store_fill(hub->store), (size_t)SCRATCH_BLOCKS);
-                Parked *touched = NULL, **tail = &touched;
+                STAILQ_HEAD(, Parked) touched = STAILQ_HEAD_INITIALIZER(touched);
+                Parked *p;
                 size_t off = 0;
 
                 if (avail == 0)
@@ -85,27 +86,22 @@ static void serve_parked(CuseDev *dev) {
                  * read that has all it asked for leaves the queue. */
                 for (size_t i = 0; i < avail; i++) {
                         FairEntry *e = fairq_next(dev->fq);
-                        Parked *p;
                         if (!e)
                                 break;
                         p = FAIRQ_ENTRY_OF(e, Parked, fair);
                         /* Replies go out in the order readers got their
                          * first block. */
-                        if (p->plan_blocks++ == 0) {
-                                p->touched = NULL;
-                                *tail = p;
-                                tail = &p->touched;
-                        }
+                        if (p->plan_blocks++ == 0)
+                                STAILQ_INSERT_TAIL(&touched, p, touched);
                         if (p->plan_blocks * BLOCK >= p->size)
                                 fairq_remove(dev->fq, e);
                 }
                 /* Every read that got a block is answered now, in full or
                  * short; the rest stay queued for the next blocks. */
-                while (touched) {
-                        Parked *p = touched;
+                while ((p = STAILQ_FIRST(&touched))) {
                         size_t n;
 
-                        touched = p->touched;
+                        STAILQ_REMOVE_HEAD(&touched, touched);
                         fairq_remove(dev->fq, &p->fair);
                         n = take_blocks(dev, hub->scratch + off, p->plan_blocks, p->size);
                         p->plan_blocks = 0;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,7 +47,7 @@ typedef struct Export Export;
 
 struct Conn {
         Control *control;
-        Conn *prev, *next;
+        LIST_ENTRY(Conn) link;
         int fd;
         uid_t uid;
         sd_event_source *io, *deadline;
@@ -56,7 +57,7 @@ struct Conn {
 
 struct Export {
         Control *control;
-        Export *next;
+        LIST_ENTRY(Export) link;
         pthread_t thread;
         int fd;
         const SourceOps *ops;
@@ -78,9 +79,9 @@ struct Control {
         ino_t ino;
         int listen_fd;
         sd_event_source *listen_source, *accept_pause;
-        Conn *conns;
+        LIST_HEAD(, Conn) conns;
         unsigned n_conns;
-        Export *exports;
+        LIST_HEAD(, Export) exports;
         unsigned n_exports;
         int stop_fd;
         int done_fd;
@@ -109,12 +110,7 @@ static void close_drained(int fd) {
 static void conn_free(Conn *conn) {
         Control *c = conn->control;
 
-        if (conn->prev)
-                conn->prev->next = conn->next;
-        else
-                c->conns = conn->next;
-        if (conn->next)
-                conn->next->prev = conn->prev;
+        LIST_REMOVE(conn, link);
         c->n_conns--;
         conn->io = sd_event_source_disable_unref(conn->io);
         conn->deadline = sd_event_source_disable_unref(conn->deadline);
@@ -318,10 +314,7 @@ static int conn_new(Control *c, int fd) {
                 free(conn);
                 return r;
         }
-        conn->next = c->conns;
-        if (c->conns)
-                c->conns->prev = conn;
-        c->conns = conn;
+        LIST_INSERT_HEAD(&c->conns, conn, link);
         c->n_conns++;
         return 0;
 }
@@ -611,22 +604,18 @@ static int export_start(Conn *conn, const CtlRequest *req, const SourceOps *ops,
         }
         conn->fd = -1;
         conn_free(conn);
-        e->next = c->exports;
-        c->exports = e;
+        LIST_INSERT_HEAD(&c->exports, e, link);
         c->n_exports++;
         return 0;
 }
 
 static void join_exports(Control *c, bool all) {
-        for (Export **p = &c->exports; *p;) {
-                Export *e = *p;
-
-                if (!all && !atomic_load(&e->done)) {
-                        p = &e->next;
+        for (Export *e = LIST_FIRST(&c->exports), *next; e; e = next) {
+                next = LIST_NEXT(e, link);
+                if (!all && !atomic_load(&e->done))
                         continue;
-                }
                 pthread_join(e->thread, NULL);
-                *p = e->next;
+                LIST_REMOVE(e, link);
                 c->n_exports--;
                 export_free(e);
         }
@@ -687,6 +676,8 @@ int control_new(sd_event *event, const char *socket_path, const ControlCallbacks
         if (!c)
                 return -ENOMEM;
         c->listen_fd = c->stop_fd = c->done_fd = -1;
+        LIST_INIT(&c->conns);
+        LIST_INIT(&c->exports);
         c->cb = *cb;
         c->event = sd_event_ref(event);
         c->socket_path = strdup(socket_path);
@@ -747,8 +738,8 @@ Control *control_free(Control *c) {
         if (c->stop_fd >= 0)
                 (void) !write(c->stop_fd, &one, sizeof(one));
         join_exports(c, true);
-        while (c->conns)
-                conn_free(c->conns);
+        while (!LIST_EMPTY(&c->conns))
+                conn_free(LIST_FIRST(&c->conns));
         c->listen_source = sd_event_source_disable_unref(c->listen_source);
         c->accept_pause = sd_event_source_disable_unref(c->accept_pause);
         c->done_source = sd_event_source_disable_unref(c->done_source);
