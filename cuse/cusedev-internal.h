@@ -1,10 +1,11 @@
-/* cusedev-internal.h - what cusedev.c, trngdev.c and crngdev.c share:
- * the hub, devices, open files and parked reads, and the table through which
- * the hub knows a kind of device (CuseDevOps).
+/* cusedev-internal.h - what cusehub.c, cusedev.c, trngdev.c and crngdev.c
+ * share: the hub, devices, open files and parked reads, and the table
+ * through which the hub knows a kind of device (CuseDevOps).
  *
- * Direction: the devices (trngdev.c, crngdev.c) use the hub's helpers
- * below; the hub (cusedev.c) calls a device only through its CuseDevOps;
- * devices never call each other. Nothing outside cuse/ includes this. */
+ * Direction: the devices (trngdev.c, crngdev.c) use the helpers of the hub
+ * (cusehub.c) and of cusedev.c below; those call a device only through its
+ * CuseDevOps; devices never call each other. Nothing outside cuse/ includes
+ * this. */
 #pragma once
 
 #define FUSE_USE_VERSION 314
@@ -113,11 +114,24 @@ struct CuseHub {
         uint8_t *scratch;
 };
 
+/* cusehub.c: what the devices ask of the hub */
+void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error);
+/* Readers started or stopped waiting, or a seed was taken. */
+void cusehub_demand_changed(CuseHub *hub);
+/* Tells the devices and the loop what seeder_pump() or
+ * seeder_seed_from_credit() did. */
+void cusehub_seeded(CuseHub *hub, SeedResult result);
+/* A due CRNG seed takes its block (before any reader does). */
+void cusehub_seed_if_due(CuseHub *hub);
+
 /* cusedev.c: what every device does alike */
+/* Closes the session, frees files and the device. Takes NULL; returns NULL. */
+CuseDev *cusedev_free(CuseDev *dev);
 void cusedev_op_init_done(void *userdata);
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
+void cusedev_notify_pollers(CuseDev *dev);
 bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
 /* Decodes an ioctl; true when *ret is complete and the caller replies, false
  * when it was answered already (an error, or a retry for more memory). */
@@ -128,11 +142,3 @@ Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
  * meanwhile (then it has been answered EINTR and p freed). */
 bool parked_arm(Parked *p);
 void parked_reply_err(Parked *p, int err);
-void cusedev_notify_pollers(CuseDev *dev);
-void cusehub_demand_changed(CuseHub *hub);
-/* Tells the devices and the loop what seeder_pump() or
- * seeder_seed_from_credit() did. */
-void cusehub_seeded(CuseHub *hub, SeedResult result);
-/* A due CRNG seed takes its block (before any reader does). */
-void cusehub_seed_if_due(CuseHub *hub);
-
