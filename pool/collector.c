@@ -7,6 +7,9 @@
  *   - a health failure throws away the partial block and purges this
  *     source's unserved blocks from the store (fail closed), so no block
  *     built before a failure is served after it was detected;
+ *   - no block holds a sample read before a store_purge_all() (the machine
+ *     was cloned): the partial block restarts when the store's epoch moved,
+ *     and a block finished across a purge is refused by the store;
  *   - device errors back off exponentially (10 ms .. 1 s) on a condition
  *     variable that collector_free() signals, so a broken device never spins
  *     and never delays shutdown by more than one source read (~1 s).
@@ -45,6 +48,8 @@ struct Collector {
         /* Owned by whoever steps: the thread, or a test calling step. */
         HealthTest health;
         Conditioner *conditioner;
+        uint64_t epoch;                /* the store's, when the partial block began */
+        bool stale;                    /* this chunk was read before a purge */
         uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
         SourceState state_before_error;
 
@@ -100,13 +105,20 @@ static void collector_set_running(Collector *c, bool running) {
 
 /* ---- one step ------------------------------------------------------- */
 
+/* A store_purge_all() (the machine was cloned or restored) makes every
+ * sample read before it stale: the partial block starts afresh. */
+static void collector_restart_block(Collector *c) {
+        conditioner_reset(c->conditioner);
+        c->epoch = store_epoch(c->store);
+}
+
 /* Conditions samples that all passed the health tests; finished blocks go to
  * the store. Returns 0, or -ESHUTDOWN once the store stopped. */
 static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
         SECRET_BUFFER(block, CONDITIONER_BLOCK_SIZE);
         uint32_t credit = c->stats.credit_mbits;
 
-        while (n > 0) {
+        while (n > 0 && !c->stale) {
                 uint64_t mbits = 0;
                 bool ready = false;
                 size_t used;
@@ -118,12 +130,20 @@ static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
                 if (!ready)
                         continue;
 
-                r = store_put(c->store, block, mbits, c->source_id);
+                r = store_put(c->store, block, mbits, c->source_id, c->epoch);
                 sodium_memzero(block, sizeof(block));
                 if (r == -ENOSPC)
                         /* Nobody wants it now; the thread goes back to
                          * waiting for demand after this step. */
                         continue;
+                if (r == -ESTALE) {
+                        /* The store was purged after these samples were
+                         * read: they and the rest of the chunk go (the
+                         * health tests still see them). */
+                        collector_restart_block(c);
+                        c->stale = true;
+                        return 0;
+                }
                 if (r < 0)
                         return r;
 
@@ -186,6 +206,10 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
         if (!c->source || collector_state(c) == SOURCE_FAILED_PERMANENT)
                 return -ENODEV;
 
+        /* The epoch before the read: a purge after it refuses the block. */
+        if (store_epoch(c->store) != c->epoch)
+                collector_restart_block(c);
+        c->stale = false;
         n = MIN(max_samples, (size_t) COLLECTOR_CHUNK);
         got = c->ops->read(c->source, c->samples, n);
         if (got < 0) {
@@ -340,6 +364,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         c->ops = ops;
         c->source_id = source_id;
         c->store = store;
+        c->epoch = store_epoch(store);
         c->wake = wake;
         c->userdata = userdata;
 

@@ -4,7 +4,9 @@
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
  * store burns no CPU. On an intermittent health failure it discards its
  * partial block, purges its unserved blocks from the store and re-runs the
- * startup test; on a permanent one it stops for good. Device errors back off
+ * startup test; on a permanent one it stops for good. After a
+ * store_purge_all() (a cloned machine) its partial block starts afresh: no
+ * sample read before the purge reaches a block. Device errors back off
  * exponentially (10 ms .. 1 s); they never spin. Nothing here logs: the wake
  * callback tells the loop thread that blocks or events are ready, and the loop
  * reads collector_get_stats() to log changes.

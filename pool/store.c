@@ -41,6 +41,7 @@ struct Store {
         bool shutdown;
         uint64_t kicks;          /* store_kick() calls: waiters return -EINTR */
         bool refilling;          /* fell below low_water, not full again yet */
+        uint64_t epoch;          /* store_purge_all() calls */
         StoreStats stats;
 };
 
@@ -136,7 +137,7 @@ Store *store_free(Store *s) {
 }
 
 int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t credited_mbits,
-              unsigned source_id) {
+              unsigned source_id, uint64_t epoch) {
         StoreBlock *b;
 
         if (credited_mbits < CONDITIONER_BLOCK_MBITS)
@@ -146,6 +147,12 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
         if (s->shutdown) {
                 store_unlock(s);
                 return -ESHUTDOWN;
+        }
+        /* Checked under the lock that store_purge_all() takes: no block
+         * begun before a purge gets in after it. */
+        if (epoch != s->epoch) {
+                store_unlock(s);
+                return -ESTALE;
         }
         if (s->fill == s->capacity) {
                 store_unlock(s);
@@ -243,8 +250,18 @@ size_t store_purge_all(Store *s) {
 
         store_lock(s);
         removed = store_purge_locked(s, true, 0);
+        s->epoch++;
         store_unlock(s);
         return removed;
+}
+
+uint64_t store_epoch(Store *s) {
+        uint64_t epoch;
+
+        store_lock(s);
+        epoch = s->epoch;
+        store_unlock(s);
+        return epoch;
 }
 
 size_t store_fill(Store *s) {

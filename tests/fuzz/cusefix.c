@@ -985,7 +985,7 @@ void cusefix_put_blocks(CuseFix *fx, unsigned n) {
                 uint8_t block[STORE_BLOCK_SIZE];
 
                 make_block(fx->next_block, block);
-                if (store_put(fx->store, block, 320000 + i, 0) < 0)
+                if (store_put(fx->store, block, 320000 + i, 0, store_epoch(fx->store)) < 0)
                         break;
                 fx->next_block++;
         }

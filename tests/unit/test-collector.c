@@ -276,6 +276,41 @@ static void test_store_full_drops_blocks(void **state) {
         free(data);
 }
 
+/* The machine was cloned with a block half conditioned: the samples read
+ * before the purge must not end up in a block after it. 40 samples make a
+ * block at 8 bits each; 20 are in when the store is purged. */
+static void test_purge_all_restarts_partial_block(void **state) {
+        uint8_t *data = make_samples(4000, 0, 77);
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 4000);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(16, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        step_until(c, HEALTH_STARTUP_SAMPLES + 20);
+        assert_int_equal(store_fill(s), 0);
+
+        assert_int_equal(store_purge_all(s), 0);
+        step_until(c, HEALTH_STARTUP_SAMPLES + 20 + 39);
+        assert_int_equal(store_fill(s), 0);
+        step_until(c, HEALTH_STARTUP_SAMPLES + 20 + 40);
+        assert_int_equal(store_fill(s), 1);
+        /* Exactly the 40 samples read after the purge. */
+        expected_block(data + HEALTH_STARTUP_SAMPLES + 20, 40, expected);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, sizeof(block));
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
 /* ---- failing sources --------------------------------------------------- */
 
 static void test_stuck_source_disabled(void **state) {
@@ -764,7 +799,7 @@ static void test_free_idle_without_shutdown(void **state) {
         collector_free(c);
         assert_int_equal(store_fill(s), 2);
         assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-        assert_int_equal(store_put(s, block, 320000, 2), 0);
+        assert_int_equal(store_put(s, block, 320000, 2, store_epoch(s)), 0);
 
         store_shutdown(s);
         store_free(s);
@@ -799,6 +834,7 @@ int main(void) {
                 cmocka_unit_test_setup(test_accounting_exact, reset_fake),
                 cmocka_unit_test_setup(test_free_idle_without_shutdown, reset_fake),
                 cmocka_unit_test_setup(test_store_full_drops_blocks, reset_fake),
+                cmocka_unit_test_setup(test_purge_all_restarts_partial_block, reset_fake),
                 cmocka_unit_test_setup(test_stuck_source_disabled, reset_fake),
                 cmocka_unit_test_setup(test_good_then_stuck_purges, reset_fake),
                 cmocka_unit_test_setup(test_hour_of_good_then_stuck, reset_fake),

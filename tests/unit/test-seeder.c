@@ -68,7 +68,7 @@ static void put_blocks(Fixture *f, unsigned n) {
 
         for (unsigned i = 0; i < n; i++) {
                 make_block(block, f->next_tag++);
-                assert_int_equal(store_put(f->store, block, CREDIT, 1), 0);
+                assert_int_equal(store_put(f->store, block, CREDIT, 1, store_epoch(f->store)), 0);
         }
 }
 
@@ -442,7 +442,7 @@ static void test_names_and_arguments(void **state) {
         assert_null(s);
         /* Without a clock of its own it uses CLOCK_MONOTONIC. */
         assert_int_equal(seeder_new(&(SeederParams){ 0 }, store, crng, &s), 0);
-        assert_int_equal(store_put(store, (uint8_t[STORE_BLOCK_SIZE]){ 1 }, CREDIT, 1), 0);
+        assert_int_equal(store_put(store, (uint8_t[STORE_BLOCK_SIZE]){ 1 }, CREDIT, 1, store_epoch(store)), 0);
         assert_int_equal(seeder_pump(s), SEED_FIRST);
         {
                 SeederStats st;
