@@ -7,9 +7,11 @@
  *   CONTROL        truerandomctl reseed
  *   RESUME         suspend/resume, a CLOCK_BOOTTIME jump: the store is kept
  *   VM_GENERATION  the machine was cloned or restored; at once, before the
- *                  caller serves another byte: every stored block is purged,
- *                  the buffered keystream discarded and the key rekeyed from
- *                  getrandom() (the kernel has reseeded by then)
+ *                  caller serves another byte: every stored block is purged
+ *                  (and the collectors' partial blocks restart: the store's
+ *                  epoch), the buffered keystream discarded and the key
+ *                  rekeyed from getrandom() (the kernel has reseeded by
+ *                  then), whatever kernel_mix says
  *
  * Every trigger asks for a reseed from the next store block, mixed with
  * getrandom() output where kernel_mix says so. A request waits ("pending")
