@@ -67,6 +67,13 @@ struct Daemon {
         uint64_t status_usec;        /* when it was sent */
 };
 
+/* daemon.c */
+/* Every reseed trigger of the loop (timer, control socket, detectors):
+ * seeder_trigger(), then the pump, so a stored block goes to the CRNG at
+ * once, ahead of readers; demand and STATUS= follow. 0 or the seeder's
+ * -errno (-ENODATA before the first seed). Does not log. */
+int daemon_reseed(Daemon *d, SeedTrigger trigger);
+
 /* status.c */
 int daemon_status_json(Daemon *d, char **ret_json);
 uint64_t daemon_now_usec(void);

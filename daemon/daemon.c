@@ -532,6 +532,18 @@ static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
 /* ------------------------------------------------------------------ */
 /* timers and signals                                                  */
 
+int daemon_reseed(Daemon *d, SeedTrigger trigger) {
+        int r = seeder_trigger(d->seeder, trigger);
+
+        if (r < 0)
+                return r;
+        /* The block goes to the CRNG now if there is one, before readers. */
+        cusehub_pump(d->hub);
+        update_demand(d);
+        update_status(d);
+        return 0;
+}
+
 static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         bool healthy = false;
@@ -542,10 +554,8 @@ static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Reseed while sources are healthy: a reseed from nothing new would
          * only pretend. The first seed needs no timer (the seeder refuses
          * before it). */
-        if (healthy && seeder_trigger(d->seeder, SEED_TRIGGER_PERIODIC) == 0)
-                cusehub_pump(d->hub);
-        update_demand(d);
-        update_status(d);
+        if (healthy)
+                (void)daemon_reseed(d, SEED_TRIGGER_PERIODIC);
         return sd_event_source_set_time_relative(s, (uint64_t)d->config.reseed_interval * 1000000ULL);
 }
 
@@ -667,12 +677,10 @@ static int control_reseed(void *userdata) {
         Daemon *d = userdata;
         int r;
 
-        r = seeder_trigger(d->seeder, SEED_TRIGGER_CONTROL);
+        r = daemon_reseed(d, SEED_TRIGGER_CONTROL);
         if (r < 0)
                 return r;
         log_info("CRNG reseed requested over the control socket");
-        cusehub_pump(d->hub);
-        update_demand(d);
         return 0;
 }
 
