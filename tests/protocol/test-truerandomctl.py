@@ -45,11 +45,14 @@ def source(name, state="healthy", credited=True):
             "credited_bits_per_s": 1234.5,
             "failures": {"rct": 0, "apt": 2, "permanent_rct": 0,
                          "permanent_apt": 1 if state == "failed-permanent" else 0},
-            "read_errors": 0, "last_error": None}
+            "read_errors": 0, "last_error": None,
+            "credit_origin": "auto", "credit_cap_bits": 1.0,
+            "estimate": {"min_entropy": 0.6, "h_original": 0.6, "h_bitstring": 0.1, "bound_bits": 0.3,
+                         "samples": 1000000, "date": "2026-12-03T13:13:31Z", "age_s": 86400, "measured": "stored"}}
 
 
 SERVING = {
-    "version": 2, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
+    "version": 3, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
     "trng_serving": True, "min_healthy": 1,
     "reload": {"count": 1, "result": "ok", "age_s": 12.5, "error": None},
     "sources": [source("jitter"), source("hwrng"), source("kernel", "mixed", False),
