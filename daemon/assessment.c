@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "eajson.h"
+#include "fdio.h"
 
 /* Nesting of the file as json-c counts it: the report's estimators sit at 5. */
 #define ASSESSMENT_DEPTH_MAX 8
@@ -264,20 +265,6 @@ static struct json_object *file_with(int dirfd, const Assessment *a) {
         return root;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 int assessment_save(int dirfd, const Assessment *a) {
         static atomic_uint counter;
         struct json_object *root = file_with(dirfd, a);
@@ -304,9 +291,9 @@ int assessment_save(int dirfd, const Assessment *a) {
                 return r;
         }
         /* Estimates, no secret: readable by auditors whatever the umask. */
-        r = write_all(fd, text, strlen(text));
+        r = fd_write_all(fd, text, strlen(text));
         if (r == 0)
-                r = write_all(fd, "\n", 1);
+                r = fd_write_all(fd, "\n", 1);
         if (r == 0 && fchmod(fd, 0644) < 0)
                 r = -errno;
         if (r == 0 && fsync(fd) < 0)

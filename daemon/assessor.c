@@ -110,10 +110,11 @@ static int calibrate(Assessor *a, uint64_t done) {
         return 0;
 }
 
-static int on_capture(void *userdata, uint64_t done, uint64_t total) {
+static int on_capture(void *userdata, const uint8_t *samples, size_t n, uint64_t done, uint64_t total) {
         Assessor *a = userdata;
         bool calibrated;
 
+        (void) capture_to_buffer(a->buf, samples, n, done, total);
         lock(a);
         a->progress.captured = done;
         a->progress.elapsed_s = now_s() - a->started;
@@ -139,7 +140,7 @@ static int run(Assessor *a, Assessment *ret, int *ret_save_error) {
         Assessment res = { .identity = a->p.identity };
         int r;
 
-        r = capture_run(a->p.ops, &a->p.params, a->p.samples, 1, a->buf, on_capture, a);
+        r = capture_run(a->p.ops, &a->p.params, a->p.samples, 1, on_capture, a);
         if (r < 0)
                 return r;
         set_phase(a, ASSESSOR_ESTIMATING);

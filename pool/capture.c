@@ -1,8 +1,9 @@
-/* capture.c - raw samples of a source into memory (see capture.h).
+/* capture.c - raw samples of a source, to a sink (see capture.h).
  * Flow: source -> [capture] -> estimators (estimate/). */
 #include "capture.h"
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "secret.h"
@@ -24,21 +25,23 @@ static void sleep_ms(unsigned ms) {
                 ;
 }
 
-static int report(CaptureProgressFn fn, void *userdata, uint64_t done, uint64_t total) {
-        return fn ? fn(userdata, done, total) : 0;
+int capture_to_buffer(void *userdata, const uint8_t *samples, size_t n, uint64_t done, uint64_t total) {
+        if (n > 0)
+                memcpy((uint8_t *) userdata + (done - n), samples, n);
+        return 0;
 }
 
-/* One row of an open source into buf; *done counts every sample so far. */
-static int capture_row(const SourceOps *ops, void *state, uint8_t *buf, size_t samples, uint64_t *done,
-                       uint64_t total, CaptureProgressFn fn, void *userdata) {
-        uint64_t progress = now_ms();
+/* One row of an open source into sink; *done counts every sample so far. */
+static int capture_row(const SourceOps *ops, void *state, uint64_t samples, uint64_t *done, uint64_t total,
+                       CaptureSinkFn sink, void *userdata) {
+        uint64_t progress = now_ms(), got = 0;
         unsigned backoff = BACKOFF_MIN_MS, errors = 0;
-        size_t got = 0;
+        uint8_t chunk[CAPTURE_CHUNK];
         int r;
 
         while (got < samples) {
-                size_t want = MIN(samples - got, (size_t) CAPTURE_CHUNK);
-                ssize_t n = ops->read(state, buf + got, want);
+                size_t want = (size_t) MIN(samples - got, (uint64_t) CAPTURE_CHUNK);
+                ssize_t n = ops->read(state, chunk, want);
 
                 if (n == -ENODATA)
                         return -ENODATA;
@@ -49,32 +52,33 @@ static int capture_row(const SourceOps *ops, void *state, uint8_t *buf, size_t s
                                 return -ETIMEDOUT;
                         sleep_ms(backoff);
                         backoff = MIN(backoff * 2, BACKOFF_MAX_MS);
-                        r = report(fn, userdata, *done, total);
+                        r = sink(userdata, chunk, 0, *done, total);
                         if (r < 0)
                                 return r;
                         continue;
                 }
                 if (n == 0 || (size_t) n > want)
                         return -EIO;
-                got += (size_t) n;
+                got += (uint64_t) n;
                 *done += (uint64_t) n;
                 backoff = BACKOFF_MIN_MS;
                 errors = 0;
                 progress = now_ms();
-                r = report(fn, userdata, *done, total);
+                r = sink(userdata, chunk, (size_t) n, *done, total);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-int capture_run(const SourceOps *ops, const SourceParams *params, size_t samples, unsigned rows, uint8_t *buf,
-                CaptureProgressFn fn, void *userdata) {
-        uint64_t done = 0, total = (uint64_t) samples * rows;
+int capture_run(const SourceOps *ops, const SourceParams *params, uint64_t samples, unsigned rows,
+                CaptureSinkFn sink, void *userdata) {
+        uint64_t done = 0, total;
         int r = 0;
 
-        if (!ops || !buf || samples == 0 || rows == 0 || samples > SIZE_MAX / rows)
+        if (!ops || !sink || samples == 0 || rows == 0 || samples > UINT64_MAX / rows)
                 return -EINVAL;
+        total = samples * rows;
         for (unsigned row = 0; row < rows && r >= 0; row++) {
                 void *state = NULL;
 
@@ -83,7 +87,7 @@ int capture_run(const SourceOps *ops, const SourceParams *params, size_t samples
                 r = ops->open(params, &state);
                 if (r < 0)
                         break;
-                r = capture_row(ops, state, buf + (size_t) row * samples, samples, &done, total, fn, userdata);
+                r = capture_row(ops, state, samples, &done, total, sink, userdata);
                 ops->close(state);
         }
         return r < 0 ? r : 0;

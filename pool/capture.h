@@ -1,6 +1,6 @@
-/* capture.h - raw samples of a source, captured into memory for an
- * SP 800-90B assessment (the daemon's credit = auto, truerandomctl assess
- * and raw --direct).
+/* capture.h - raw samples of a source for an SP 800-90B assessment (the
+ * daemon's credit = auto, truerandomctl assess and raw --direct), handed
+ * to a sink as they come: into memory for the estimators, or to a file.
  *
  * A capture opens its own instance of the source, exactly as the collector
  * and the control socket's raw export do, and reads it in the collector's
@@ -24,14 +24,19 @@
 #define CAPTURE_ERRORS_MAX 5U
 #define CAPTURE_STALL_MS 60000U
 
-/* Called after every read and every backoff, with the samples captured so
- * far of the total; a negative return (say -ECANCELED) ends the capture
- * with that value. fn may be NULL. */
-typedef int (*CaptureProgressFn)(void *userdata, uint64_t done, uint64_t total);
+/* Takes the samples as they come: n > 0 new samples (in order, row after
+ * row), with done of total captured so far; and n = 0 after every backoff
+ * while the source has nothing, so a caller can stop a capture that
+ * waits. A negative return (say -ECANCELED) ends the capture with that
+ * value. */
+typedef int (*CaptureSinkFn)(void *userdata, const uint8_t *samples, size_t n, uint64_t done, uint64_t total);
 
-/* Fills buf with rows x samples raw samples, row after row. 0, or: the
- * -errno of an open (-ENODEV: no such source here), -ENODATA (a file
- * ended), -ETIMEDOUT (stalled), a device error, the progress callback's
- * refusal; -EINVAL on bad arguments. buf is partly written on failure. */
-int capture_run(const SourceOps *ops, const SourceParams *params, size_t samples, unsigned rows, uint8_t *buf,
-                CaptureProgressFn fn, void *userdata);
+/* Captures rows x samples raw samples into sink. 0, or: the -errno of an
+ * open (-ENODEV: no such source here), -ENODATA (a file ended),
+ * -ETIMEDOUT (stalled), a device error, the sink's refusal; -EINVAL on bad
+ * arguments. */
+int capture_run(const SourceOps *ops, const SourceParams *params, uint64_t samples, unsigned rows,
+                CaptureSinkFn sink, void *userdata);
+
+/* A sink that copies into a buffer of total bytes (userdata: the buffer). */
+int capture_to_buffer(void *userdata, const uint8_t *samples, size_t n, uint64_t done, uint64_t total);

@@ -1,5 +1,5 @@
 /* test-capture.c - capture_run() as an assessment relies on it: rows x
- * samples in row order, each row from a freshly opened source, every open
+ * samples to the sink in row order, each row from a freshly opened source, every open
  * closed again whatever happens; a source with nothing now is waited for
  * and one that stays silent ends the capture (-ETIMEDOUT); a few device
  * errors in a row are ridden out, CAPTURE_ERRORS_MAX are not; the end of
@@ -106,14 +106,17 @@ static int teardown(void **state) {
 /* ---- progress --------------------------------------------------------- */
 
 typedef struct Progress {
+        uint8_t *buf;            /* where the samples go */
         uint64_t last, total, calls;
         bool monotonic;
         uint64_t stop_after;     /* refuse once done reaches it (0: never) */
 } Progress;
 
-static int on_progress(void *userdata, uint64_t done, uint64_t total) {
+static int on_progress(void *userdata, const uint8_t *samples, size_t n, uint64_t done, uint64_t total) {
         Progress *p = userdata;
 
+        if (p->buf)
+                capture_to_buffer(p->buf, samples, n, done, total);
         p->monotonic = p->monotonic && done >= p->last && done <= total;
         p->last = done;
         p->total = total;
@@ -125,9 +128,9 @@ static int on_progress(void *userdata, uint64_t done, uint64_t total) {
 
 static void test_rows_reopen(void **state) {
         uint8_t buf[3 * 2500];
-        Progress p = { .monotonic = true };
+        Progress p = { .buf = buf, .monotonic = true };
 
-        assert_int_equal(capture_run(&fake_ops, NULL, 2500, 3, buf, on_progress, &p), 0);
+        assert_int_equal(capture_run(&fake_ops, NULL, 2500, 3, on_progress, &p), 0);
         assert_int_equal(src.opens, 3);
         assert_int_equal(src.closes, 3);
         for (unsigned row = 0; row < 3; row++)
@@ -143,7 +146,7 @@ static void test_waits_for_a_quiet_source(void **state) {
         uint8_t buf[3000];
 
         src.script[0] = src.script[1] = src.script[2] = -EAGAIN;
-        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, buf, NULL, NULL), 0);
+        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, capture_to_buffer, buf), 0);
         assert_int_equal(sleeps, 3);
         /* 10 + 20 + 40 ms: backing off, not spinning. */
         assert_int_equal(fake_ns - 1000000000U, 70000000U);
@@ -156,7 +159,7 @@ static void test_stall_ends_it(void **state) {
         src.forever = -EAGAIN;
         src.forever_from = 1;
         src.script[0] = -EAGAIN;
-        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, buf, NULL, NULL), -ETIMEDOUT);
+        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, capture_to_buffer, buf), -ETIMEDOUT);
         assert_true(fake_ns - 1000000000U >= (uint64_t) CAPTURE_STALL_MS * 1000000U);
         assert_true(fake_ns - 1000000000U < (uint64_t) (CAPTURE_STALL_MS + 2000U) * 1000000U);
         assert_int_equal(src.closes, src.opens);
@@ -168,12 +171,12 @@ static void test_device_errors(void **state) {
         /* Fewer than the limit in a row, twice: ridden out. */
         for (unsigned i = 0; i < CAPTURE_ERRORS_MAX - 1; i++)
                 src.script[i] = src.script[i + CAPTURE_ERRORS_MAX] = -EIO;
-        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, buf, NULL, NULL), 0);
+        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, capture_to_buffer, buf), 0);
 
         setup(state);
         for (unsigned i = 0; i < CAPTURE_ERRORS_MAX; i++)
                 src.script[i + 1] = -EIO;
-        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, buf, NULL, NULL), -EIO);
+        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, capture_to_buffer, buf), -EIO);
         assert_int_equal(src.reads, CAPTURE_ERRORS_MAX + 1);
         assert_int_equal(src.closes, 1);
 }
@@ -182,32 +185,32 @@ static void test_end_and_open_errors(void **state) {
         uint8_t buf[4 * 1000];
 
         src.script[2] = -ENODATA;
-        assert_int_equal(capture_run(&fake_ops, NULL, 4000, 1, buf, NULL, NULL), -ENODATA);
+        assert_int_equal(capture_run(&fake_ops, NULL, 4000, 1, capture_to_buffer, buf), -ENODATA);
         assert_int_equal(src.closes, 1);
 
         setup(state);
         src.open_error = -ENODEV;
         src.open_fail_at = 1;
-        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 4, buf, NULL, NULL), -ENODEV);
+        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 4, capture_to_buffer, buf), -ENODEV);
         assert_int_equal(src.closes, 0);
 
         /* A restart whose reopen fails: the rows before it were closed. */
         setup(state);
         src.open_error = -EBUSY;
         src.open_fail_at = 3;
-        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 4, buf, NULL, NULL), -EBUSY);
+        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 4, capture_to_buffer, buf), -EBUSY);
         assert_int_equal(src.closes, 2);
 
         setup(state);
         src.too_many_at = 2;
-        assert_int_equal(capture_run(&fake_ops, NULL, 4000, 1, buf, NULL, NULL), -EIO);
+        assert_int_equal(capture_run(&fake_ops, NULL, 4000, 1, capture_to_buffer, buf), -EIO);
 }
 
 static void test_cancel(void **state) {
         uint8_t buf[10 * 1000];
-        Progress p = { .monotonic = true, .stop_after = 3000 };
+        Progress p = { .buf = buf, .monotonic = true, .stop_after = 3000 };
 
-        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 10, buf, on_progress, &p), -ECANCELED);
+        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 10, on_progress, &p), -ECANCELED);
         assert_int_equal(p.last, 3000);
         assert_int_equal(src.opens, 3);
         assert_int_equal(src.closes, 3);
@@ -219,11 +222,11 @@ static void test_cancel(void **state) {
         src.forever_from = 1;
         src.script[0] = -EAGAIN;
         p = (Progress){ .monotonic = true };
-        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 1, buf, on_progress, &p), -ETIMEDOUT);
+        assert_int_equal(capture_run(&fake_ops, NULL, 1000, 1, on_progress, &p), -ETIMEDOUT);
         assert_true(p.calls > 5);
 }
 
-static int refuse_at_once(void *userdata, uint64_t done, uint64_t total) {
+static int refuse_at_once(void *userdata, const uint8_t *samples, size_t n, uint64_t done, uint64_t total) {
         return -ECANCELED;
 }
 
@@ -233,7 +236,7 @@ static void test_cancel_while_waiting(void **state) {
         src.forever = -EAGAIN;
         src.forever_from = 1;
         src.script[0] = -EAGAIN;
-        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, buf, refuse_at_once, NULL), -ECANCELED);
+        assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, refuse_at_once, NULL), -ECANCELED);
         assert_int_equal(sleeps, 1);
         assert_int_equal(src.closes, 1);
 }
@@ -241,11 +244,11 @@ static void test_cancel_while_waiting(void **state) {
 static void test_bad_arguments(void **state) {
         uint8_t buf[16];
 
-        assert_int_equal(capture_run(NULL, NULL, 16, 1, buf, NULL, NULL), -EINVAL);
-        assert_int_equal(capture_run(&fake_ops, NULL, 16, 1, NULL, NULL, NULL), -EINVAL);
-        assert_int_equal(capture_run(&fake_ops, NULL, 0, 1, buf, NULL, NULL), -EINVAL);
-        assert_int_equal(capture_run(&fake_ops, NULL, 16, 0, buf, NULL, NULL), -EINVAL);
-        assert_int_equal(capture_run(&fake_ops, NULL, SIZE_MAX / 2, 3, buf, NULL, NULL), -EINVAL);
+        assert_int_equal(capture_run(NULL, NULL, 16, 1, capture_to_buffer, buf), -EINVAL);
+        assert_int_equal(capture_run(&fake_ops, NULL, 16, 1, NULL, NULL), -EINVAL);
+        assert_int_equal(capture_run(&fake_ops, NULL, 0, 1, capture_to_buffer, buf), -EINVAL);
+        assert_int_equal(capture_run(&fake_ops, NULL, 16, 0, capture_to_buffer, buf), -EINVAL);
+        assert_int_equal(capture_run(&fake_ops, NULL, UINT64_MAX / 2, 3, capture_to_buffer, buf), -EINVAL);
         assert_int_equal(src.opens, 0);
 }
 
