@@ -1091,6 +1091,7 @@ static void test_auto_credit_file(void **state) {
         const CtlStatusObject *f, *est, *as;
         double credit, first;
         uint8_t buf[100];
+        ssize_t n;
         struct stat st;
         char path[160], cmd[128];
 
@@ -1126,8 +1127,9 @@ static void test_auto_credit_file(void **state) {
         assert_string_equal(ctl_status_get_string(est, "measured"), "now");
         assert_null(ctl_status_get_object(f, "assessment"));
         ctl_status_free(j);
-        /* And it serves. */
-        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+        /* And it serves (1..n bytes: short reads are the device's way). */
+        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
+        assert_true(n >= 1 && n <= (ssize_t)sizeof(buf));
         snprintf(path, sizeof(path), "%s/assessment.json", w.state);
         assert_int_equal(stat(path, &st), 0);
         first = credit;
@@ -1144,7 +1146,8 @@ static void test_auto_credit_file(void **state) {
         assert_true(number(f, "credit_bits") == first);
         assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "stored");
         ctl_status_free(j);
-        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
+        assert_true(n >= 1 && n <= (ssize_t)sizeof(buf));
         harness_free(h);
 
         /* Another clocksource: not this assessment's machine any more. */
