@@ -110,11 +110,12 @@ static void read_cpuid(Identity *id) {
                         snprintf(id->hypervisor, sizeof(id->hypervisor), "unnamed");
         }
 
-        if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004) {
-                unsigned *w = (unsigned *) (void *) text;
+        if ((unsigned) __get_cpuid_max(0x80000000U, NULL) >= 0x80000004U) {
+                unsigned w[12];
 
                 for (unsigned leaf = 0; leaf < 3; leaf++)
-                        __cpuid(0x80000002 + leaf, w[leaf * 4], w[leaf * 4 + 1], w[leaf * 4 + 2], w[leaf * 4 + 3]);
+                        __cpuid(0x80000002U + leaf, w[leaf * 4], w[leaf * 4 + 1], w[leaf * 4 + 2], w[leaf * 4 + 3]);
+                memcpy(text, w, 48);
                 text[48] = '\0';
                 set_text(id->cpu_name, sizeof(id->cpu_name), text);
         }
