@@ -128,7 +128,8 @@ static int parse_file(const char *text, size_t n, struct json_object **ret_root,
         if (!root || e != json_tokener_success) {
                 json_object_put(root);
                 return refuse(-EBADMSG, why, why_size, "%s is not JSON (%s)", ASSESSMENT_FILE,
-                              e == json_tokener_success ? "incomplete" : json_tokener_error_desc(e));
+                              e == json_tokener_success || e == json_tokener_continue ? "it ends early"
+                                                                                      : json_tokener_error_desc(e));
         }
         if (!json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "format", &v) ||
             !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), ASSESSMENT_FORMAT) != 0) {

@@ -153,6 +153,10 @@ static int run(Assessor *a, Assessment *ret, int *ret_save_error) {
         res.date = (int64_t) time(NULL);
         res.seconds = now_s() - a->started;
         *ret_save_error = 0;
+        /* Stopped after the last step: its sampler is no longer the one
+         * configured, so it must not replace what is stored. */
+        if (stopped(a))
+                return -ECANCELED;
         if (a->dirfd >= 0) {
                 set_phase(a, ASSESSOR_SAVING);
                 *ret_save_error = assessment_save(a->dirfd, &res);
@@ -265,12 +269,16 @@ int assessor_result(Assessor *a, Assessment *ret, int *ret_save_error) {
         return r;
 }
 
-Assessor *assessor_free(Assessor *a) {
-        if (!a)
-                return NULL;
+void assessor_stop(Assessor *a) {
         lock(a);
         a->stop = true;
         unlock(a);
+}
+
+Assessor *assessor_free(Assessor *a) {
+        if (!a)
+                return NULL;
+        assessor_stop(a);
         pthread_join(a->thread, NULL);
         pthread_mutex_destroy(&a->lock);
         return release(a);

@@ -66,6 +66,9 @@ bool assessor_is_done(Assessor *a);
  * *ret_save_error 0 or why it could not be stored; or the -errno that
  * ended it (capture_run()'s, -ENOMEM). */
 int assessor_result(Assessor *a, Assessment *ret, int *ret_save_error);
+/* Asks it to stop, without waiting: it ends (unstored) at its next read
+ * or estimator step, and is done then. */
+void assessor_stop(Assessor *a);
 /* Stops it if it runs, joins the thread, frees; takes NULL, returns NULL. */
 Assessor *assessor_free(Assessor *a);
 

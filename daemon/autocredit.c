@@ -76,18 +76,37 @@ void autocredit_open(Daemon *d) {
                             dir, strerror(errno));
 }
 
+/* Joins every assessment: at exit the loop may wait (one estimator step
+ * at most). */
 void autocredit_close(Daemon *d) {
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                autocredit_reset(&d->sources[i]);
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                d->sources[i].assessor = assessor_free(d->sources[i].assessor);
+                d->retired[i] = assessor_free(d->retired[i]);
+        }
         if (d->state_dirfd >= 0)
                 close(d->state_dirfd);
         d->state_dirfd = -1;
 }
 
-void autocredit_reset(SourceSlot *slot) {
-        slot->assessor = assessor_free(slot->assessor);
+void autocredit_reset(Daemon *d, SourceSlot *slot) {
+        ConfigSource i = (ConfigSource) (slot - d->sources);
+
+        if (slot->assessor) {
+                log_fields(LOG_NOTICE, FIELDS(i), "source %s: its assessment is stopped: its settings changed",
+                           source_name(i));
+                assessor_stop(slot->assessor);
+                for (size_t k = 0; k < _CONFIG_SOURCE_MAX; k++)
+                        if (!d->retired[k]) {
+                                d->retired[k] = slot->assessor;
+                                slot->assessor = NULL;
+                                break;
+                        }
+                /* No room (cannot happen: one per source): wait for it. */
+                slot->assessor = assessor_free(slot->assessor);
+        }
         slot->assess_queued = false;
         slot->has_assessment = false;
+        slot->assessment_fresh = false;
         slot->assess_error = 0;
         slot->assess_why[0] = '\0';
 }
@@ -150,7 +169,7 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
         Assessment a;
         int r = -ENOENT;
 
-        autocredit_reset(slot);
+        autocredit_reset(d, slot);
         /* Only sources whose raw noise the estimators judge have a stored
          * estimate: jitter and file (config.c refuses auto for the others). */
         if (i == CONFIG_SOURCE_JITTER || i == CONFIG_SOURCE_FILE) {
@@ -179,9 +198,10 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
         log_credit(d, i, false);
 }
 
+/* One assessment at a time: two would measure each other's load. */
 static void start_next(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                if (d->sources[i].assessor)
+                if (d->sources[i].assessor || d->retired[i])
                         return;
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 SourceSlot *slot = &d->sources[i];
@@ -271,6 +291,9 @@ static void extend_start_timeout(Daemon *d, const AssessorProgress *p) {
 }
 
 void autocredit_poll(Daemon *d) {
+        for (size_t k = 0; k < _CONFIG_SOURCE_MAX; k++)
+                if (d->retired[k] && assessor_is_done(d->retired[k]))
+                        d->retired[k] = assessor_free(d->retired[k]);
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 SourceSlot *slot = &d->sources[i];
                 AssessorProgress p;
@@ -408,7 +431,7 @@ int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o) {
         const SourceConfig *sc = &d->config.source[i];
         int r = 0;
 
-        if (!sc->enable || i == CONFIG_SOURCE_KERNEL)
+        if (!sc->enable || i == CONFIG_SOURCE_KERNEL || (!sc->credit_auto && sc->credit_mbits == 0))
                 return 0;
         r |= put(o, "credit_origin", json_object_new_string(credit_origin_to_string(slot->credit.origin)));
         if (sc->credit_auto)

@@ -55,6 +55,9 @@ struct Daemon {
         int state_dirfd;             /* [assessment] state_directory, -1 if none */
         Identity machine;            /* what an assessment must hold for */
         uint64_t last_extend_usec;   /* last EXTEND_TIMEOUT_USEC= */
+        /* Assessments of sources a reload changed, told to stop; joined
+         * once done, so the loop never waits for one. */
+        Assessor *retired[_CONFIG_SOURCE_MAX];
 
         Store *store;
         Crng *crng;
@@ -102,8 +105,9 @@ void autocredit_close(Daemon *d);
  * stored assessment, and queues an assessment where credit = auto has
  * none for this machine. Logs the decision. */
 void autocredit_resolve(Daemon *d, ConfigSource i);
-/* Stops a running assessment of the slot and forgets its estimate. */
-void autocredit_reset(SourceSlot *slot);
+/* Stops a running assessment of the slot (without waiting for it) and
+ * forgets its estimate. */
+void autocredit_reset(Daemon *d, SourceSlot *slot);
 /* Queued or running. */
 bool autocredit_pending(const SourceSlot *slot);
 /* On every wake-up: takes finished assessments (credits their sources),

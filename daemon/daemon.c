@@ -624,7 +624,7 @@ static int apply_config(Daemon *d, Config *c) {
                     (!a->path || strcmp(a->path, b->path) == 0))
                         continue;
                 slot->collector = collector_free(slot->collector);
-                autocredit_reset(slot);
+                autocredit_reset(d, slot);
                 *slot = (SourceSlot){ 0 };
                 changed[i] = true;
         }

@@ -985,6 +985,8 @@ static void test_status_accounts_every_byte(void **state) {
 
 /* ------------------------------------------------------------------ */
 /* credit = auto                                                       */
+/* (the unit suite's test-assessment covers the state file and the     */
+/* decision; these run them in the daemon)                             */
 
 /* A stream of known min-entropy: 0 with probability 1/4, else one of the
  * other 255 values uniformly: exactly 2 bits per sample, so credit = auto
@@ -1186,6 +1188,79 @@ static void test_auto_credit_file(void **state) {
         ctl_status_free(j);
         harness_free(h);
 
+        /* A damaged state file is not trusted: the source is assessed
+         * again, and says why. Stopped while it captures, the daemon ends
+         * at once and stores nothing. */
+        write_file(path, "{\"format\": \"truerandomd-assessment\", \"version\": 1, \"sources\": {\"file\": ",
+                   60);
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        j = control_status(h);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_non_null(strstr(ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason"),
+                               "assessment.json is not JSON"));
+        ctl_status_free(j);
+        harness_free(h);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 60);
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", w.dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+/* A reload that changes a source while it is being assessed: the running
+ * assessment is told to stop and stores nothing (its settings are gone),
+ * the loop goes on answering meanwhile, and the source is assessed anew
+ * with the new settings and credited. */
+static void write_auto_conf(Harness *h, AutoWorld *w, unsigned rate) {
+        char text[1024];
+
+        snprintf(text, sizeof(text),
+                 "[device]\ngroup = %u\n[control]\nsocket = %s/control\n"
+                 "[assessment]\nsamples = 50000\nstate_directory = %s\n"
+                 "[source.jitter]\nenable = no\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
+                 "[source.file]\nenable = yes\ncredit = auto\nloop = yes\npath = %s\nrate = %u\n",
+                 (unsigned)getgid(), h->dir, w->state, w->samples, rate);
+        write_file(h->conf, text, strlen(text));
+}
+
+static void test_auto_reload_while_assessing(void **state) {
+        AutoWorld w;
+        Harness *h;
+        CtlStatus *j;
+        const CtlStatusObject *f;
+        char *error = NULL, cmd[128];
+
+        auto_world_new(&w);
+        h = auto_harness(&w, true, 0);
+        /* 50,000 samples at 10,000 a second: 5 s of capture. */
+        write_auto_conf(h, &w, 10000);
+        config_done(&h->config);
+        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
+        h->use_conf_file = true;
+        assert_int_equal(harness_start(h), 0);
+        sleep_ms(500);
+        j = control_status(h);
+        assert_string_equal(ctl_status_get_string(file_source(j), "state"), "assessing");
+        ctl_status_free(j);
+
+        write_auto_conf(h, &w, 100000);
+        assert_int_equal(kill(getpid(), SIGHUP), 0);
+        j = wait_reload_status(h, 1);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(ctl_status_root(j), "reload"), "result"), "ok");
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
+        ctl_status_free(j);
+
+        j = wait_file_healthy(h, 120000);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
+        assert_true(number(f, "credit_bits") >= 0.94 && number(f, "credit_bits") <= 1.0);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "now");
+        ctl_status_free(j);
+        harness_free(h);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", w.dir);
         assert_int_equal(system(cmd), 0);
 }
@@ -1208,6 +1283,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
                 cmocka_unit_test_teardown(test_auto_credit_file, teardown),
+                cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
         };
         sigset_t ss;
 
