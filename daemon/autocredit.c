@@ -237,6 +237,21 @@ static void start_next(Daemon *d) {
         }
 }
 
+/* A start that waited for this assessment and now has no credited source
+ * left would never serve, nor be ready: it ends as a start with none
+ * ends (exit status 1, one line naming each source), not at the unit's
+ * start timeout. Once serving, a source lost is a degraded state, not an
+ * end. */
+static void end_if_nothing_credited(Daemon *d) {
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                if (autocredit_pending(&d->sources[i]))
+                        return;
+        if (d->ready || d->stopping || daemon_check_credited(d) == 0)
+                return;
+        d->exit_code = -ENOMEDIUM;
+        sd_event_exit(d->event, -ENOMEDIUM);
+}
+
 /* The estimate is in: store, decide, credit. */
 static void finish(Daemon *d, ConfigSource i) {
         SourceSlot *slot = &d->sources[i];
@@ -252,6 +267,7 @@ static void finish(Daemon *d, ConfigSource i) {
                            "source %s: its assessment failed: %s; it is not credited (it is tried again at the next "
                            "start or reload)",
                            source_name(i), assess_error_text(r, eb, sizeof(eb)));
+                end_if_nothing_credited(d);
                 return;
         }
         if (save_error < 0)
@@ -270,6 +286,7 @@ static void finish(Daemon *d, ConfigSource i) {
         r = daemon_source_start(d, i);
         if (r < 0)
                 log_fields(LOG_ERR, FIELDS(i), "source %s: %s", source_name(i), strerror(-r));
+        end_if_nothing_credited(d);
 }
 
 /* The remaining time of a running assessment, or < 0 when not known yet. */

@@ -97,6 +97,9 @@ void daemon_wake(void *userdata);
 /* Creates source i's collector at the credit decided for it (none when
  * that is 0) and starts it if the sources run. 0 or -errno (logged). */
 int daemon_source_start(Daemon *d, ConfigSource i);
+/* 0 while a credited source can run (or may: one still to be assessed);
+ * else -ENOMEDIUM, after logging one line naming each source and why. */
+int daemon_check_credited(Daemon *d);
 
 /* autocredit.c */
 void autocredit_open(Daemon *d);

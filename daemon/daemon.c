@@ -335,7 +335,7 @@ static char *no_credited_line(const Config *c, const char *path, const bool runs
 /* With no credited source that can run, /dev/truerandom would never serve
  * and the CRNG never seed: a start that waits for them would hang without
  * a word. Say why, per source, in one line, and do not start. */
-static int check_credited_sources(Daemon *d) {
+int daemon_check_credited(Daemon *d) {
         bool runs[_CONFIG_SOURCE_MAX];
         SourceState states[_CONFIG_SOURCE_MAX];
         int errors[_CONFIG_SOURCE_MAX];
@@ -353,6 +353,10 @@ static int check_credited_sources(Daemon *d) {
                 if (!slot->collector && slot->has_assessment) {
                         states[i] = SOURCE_UNAVAILABLE;
                         errors[i] = -EDOM;
+                } else if (!slot->collector && slot->assess_error) {
+                        runs[i] = true;
+                        states[i] = SOURCE_UNAVAILABLE;
+                        errors[i] = slot->assess_error;
                 }
                 any = any || !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
         }
@@ -844,7 +848,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         autocredit_open(d);
         r = create_collectors(d);
         if (r >= 0)
-                r = check_credited_sources(d);
+                r = daemon_check_credited(d);
         if (r < 0)
                 goto fail;
 

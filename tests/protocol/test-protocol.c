@@ -1209,6 +1209,36 @@ static void test_auto_credit_file(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+/* A source whose assessment justifies nothing: a start that waited for it,
+ * with no other credited source, ends as a start with none ends (the
+ * daemon returns -ENOMEDIUM, exit status 1), and the next start refuses at
+ * once, from the stored assessment. */
+static void test_auto_credit_justifies_nothing(void **state) {
+        uint8_t stuck[60000];
+        struct timespec until;
+        AutoWorld w;
+        Harness *h;
+        char cmd[128];
+
+        auto_world_new(&w);
+        memset(stuck, 'Z', sizeof(stuck));
+        write_file(w.samples, stuck, sizeof(stuck));
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 120;
+        assert_int_equal(pthread_timedjoin_np(h->thread, NULL, &until), 0);
+        h->running = false;
+        assert_int_equal(h->run_result, -ENOMEDIUM);
+        harness_free(h);
+
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), -ENOMEDIUM);
+        harness_free(h);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", w.dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 /* A reload that changes a source while it is being assessed: the running
  * assessment is told to stop and stores nothing (its settings are gone),
  * the loop goes on answering meanwhile, and the source is assessed anew
@@ -1284,6 +1314,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
                 cmocka_unit_test_teardown(test_auto_credit_file, teardown),
                 cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
+                cmocka_unit_test_teardown(test_auto_credit_justifies_nothing, teardown),
         };
         sigset_t ss;
 
