@@ -255,6 +255,9 @@ static Bench *bench_new(void) {
         free(b->config.socket_path);
         snprintf(path, sizeof(path), "%s/control", b->dir);
         b->config.socket_path = strdup(path);
+        free(b->config.state_directory);
+        snprintf(path, sizeof(path), "%s/state", b->dir);
+        b->config.state_directory = strdup(path);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 b->config.source[i].enable = false;
         b->config.source[CONFIG_SOURCE_KERNEL].enable = true;
@@ -264,7 +267,8 @@ static Bench *bench_new(void) {
                 .path = strdup(b->samples),
                 .loop = true,
         };
-        if (!b->config.group || !b->config.socket_path || !b->config.source[CONFIG_SOURCE_FILE].path)
+        if (!b->config.group || !b->config.socket_path || !b->config.state_directory ||
+            !b->config.source[CONFIG_SOURCE_FILE].path)
                 die("out of memory");
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
                 b->daemon_fd[k] = -1;

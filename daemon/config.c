@@ -43,6 +43,7 @@ typedef enum KeyType {
         KEY_U64,        /* uint64_t in [min, max] */
         KEY_KIB,        /* size_t bytes, written in KiB in [min, max] */
         KEY_CREDIT,     /* uint32_t millibits */
+        KEY_CREDIT_AUTO, /* uint32_t millibits in SourceConfig.credit_mbits, or auto */
         KEY_PATH,       /* char *: absolute path */
         KEY_PATH_NONE,  /* char *: absolute path, or "none" for NULL */
         KEY_SOCKET,     /* char *: absolute path that fits sockaddr_un */
@@ -77,8 +78,12 @@ static const Key keys[] = {
         POOL(start_delay_ms, 0, 600000),
         { "crng", "reseed_interval", KEY_UNSIGNED, offsetof(Config, reseed_interval), 1, 86400 },
         { "control", "socket", KEY_SOCKET, offsetof(Config, socket_path), 0, 0 },
+        { "assessment", "samples", KEY_UNSIGNED, offsetof(Config, assess_samples), CONFIG_ASSESS_SAMPLES_MIN,
+          CONFIG_ASSESS_SAMPLES_MAX },
+        { "assessment", "state_directory", KEY_PATH, offsetof(Config, state_directory), 0, 0 },
         SOURCE(JITTER, "jitter", "enable", enable, KEY_BOOL, 0, 0),
-        SOURCE(JITTER, "jitter", "credit", credit_mbits, KEY_CREDIT, 0, 0),
+        SOURCE(JITTER, "jitter", "credit", credit_mbits, KEY_CREDIT_AUTO, 0, 0),
+        SOURCE(JITTER, "jitter", "credit_cap", credit_cap_mbits, KEY_CREDIT, 0, 0),
         SOURCE(JITTER, "jitter", "buffer_kib", jitter_buffer, KEY_KIB, 64, 262144),
         SOURCE(JITTER, "jitter", "accesses", jitter_accesses, KEY_UNSIGNED, 1, 65536),
         SOURCE(RDSEED, "rdseed", "enable", enable, KEY_BOOL, 0, 0),
@@ -88,7 +93,8 @@ static const Key keys[] = {
         SOURCE(HWRNG, "hwrng", "path", path, KEY_PATH, 0, 0),
         SOURCE(KERNEL, "kernel", "enable", enable, KEY_BOOL, 0, 0),
         SOURCE(FILE, "file", "enable", enable, KEY_BOOL, 0, 0),
-        SOURCE(FILE, "file", "credit", credit_mbits, KEY_CREDIT, 0, 0),
+        SOURCE(FILE, "file", "credit", credit_mbits, KEY_CREDIT_AUTO, 0, 0),
+        SOURCE(FILE, "file", "credit_cap", credit_cap_mbits, KEY_CREDIT, 0, 0),
         SOURCE(FILE, "file", "path", path, KEY_PATH_NONE, 0, 0),
         SOURCE(FILE, "file", "loop", loop, KEY_BOOL, 0, 0),
         SOURCE(FILE, "file", "rate", rate, KEY_U64, 0, 1000000000),
@@ -98,7 +104,7 @@ enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
 _Static_assert(NKEYS <= 64, "a uint64_t marks the keys seen");
 
 static const char *const sections[] = {
-        "device", "pool", "crng", "control",
+        "device", "pool", "crng", "control", "assessment",
         "source.jitter", "source.rdseed", "source.hwrng", "source.kernel", "source.file",
 };
 
@@ -130,6 +136,7 @@ void config_done(Config *c) {
         free(c->null_name);
         free(c->group);
         free(c->socket_path);
+        free(c->state_directory);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 free(c->source[i].path);
         *c = (Config) { 0 };
@@ -146,15 +153,18 @@ int config_init_defaults(Config *ret) {
                 .min_healthy = 1,
                 .start_delay_ms = 0,
                 .reseed_interval = 60,
+                .assess_samples = CONFIG_ASSESS_SAMPLES_DEFAULT,
                 .source = {
+                        /* Measured where it runs; at most 1 bit per sample
+                         * whatever the estimators say (docs/ENTROPY.md). */
                         [CONFIG_SOURCE_JITTER] = {
-                                .enable = true, .credit_mbits = 150,
+                                .enable = true, .credit_auto = true, .credit_cap_mbits = 1000,
                                 .jitter_buffer = 4096 * 1024, .jitter_accesses = 64,
                         },
                         [CONFIG_SOURCE_RDSEED] = { .enable = true, .credit_mbits = 250 },
                         [CONFIG_SOURCE_HWRNG] = { .enable = true, .credit_mbits = 4000 },
                         [CONFIG_SOURCE_KERNEL] = { .enable = true },
-                        [CONFIG_SOURCE_FILE] = { .enable = false },
+                        [CONFIG_SOURCE_FILE] = { .enable = false, .credit_cap_mbits = 8000 },
                 },
         };
 
@@ -163,9 +173,10 @@ int config_init_defaults(Config *ret) {
         c.urandom_name = strdup("truerandom-urandom");
         c.group = strdup("truerandom");
         c.socket_path = strdup(RUNSTATEDIR "/truerandomd/control");
+        c.state_directory = strdup(STATEDIR);
         c.source[CONFIG_SOURCE_HWRNG].path = strdup("/dev/hwrng");
         if (!c.trng_name || !c.random_name || !c.urandom_name || !c.group || !c.socket_path ||
-            !c.source[CONFIG_SOURCE_HWRNG].path) {
+            !c.state_directory || !c.source[CONFIG_SOURCE_HWRNG].path) {
                 config_done(&c);
                 return -ENOMEM;
         }
@@ -452,11 +463,33 @@ static int apply(Parser *p, const Key *k, const char *value) {
                         *(size_t *) field = (size_t) v * 1024;
                 return 0;
         case KEY_CREDIT:
+                if (strcmp(value, "auto") == 0 && strcmp(name, "credit") == 0) {
+                        fail(p, -EINVAL, p->lineno,
+                             "credit = auto measures raw noise, and [%s] gives conditioned output the estimators "
+                             "cannot judge: give a number of bits",
+                             k->section);
+                        return -EINVAL;
+                }
                 if (parse_credit(value, field) < 0) {
                         fail(p, -EINVAL, p->lineno, "%s must be a decimal number of bits in [0, 8]", name);
                         return -EINVAL;
                 }
                 return 0;
+        case KEY_CREDIT_AUTO: {
+                SourceConfig *sc = (SourceConfig *) ((uint8_t *) field - offsetof(SourceConfig, credit_mbits));
+
+                if (strcmp(value, "auto") == 0) {
+                        sc->credit_auto = true;
+                        sc->credit_mbits = 0;
+                        return 0;
+                }
+                if (parse_credit(value, field) < 0) {
+                        fail(p, -EINVAL, p->lineno, "%s must be auto or a decimal number of bits in [0, 8]", name);
+                        return -EINVAL;
+                }
+                sc->credit_auto = false;
+                return 0;
+        }
         case KEY_PATH:
                 if (!valid_path(value, PATH_MAX - 1)) {
                         fail(p, -EINVAL, p->lineno, "%s must be an absolute path", name);
@@ -558,9 +591,27 @@ static void check(Parser *p) {
         if (file->enable && !file->path)
                 fail(p, -EINVAL, later_line(p, "source.file", "enable", "path"),
                      "source.file is enabled but has no path");
-        if (file->enable && file->credit_mbits == 0)
+        if (file->enable && file->credit_mbits == 0 && !file->credit_auto)
                 fail(p, -EINVAL, later_line(p, "source.file", "enable", "credit"),
                      "source.file is enabled but its credit is 0");
+
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                const SourceConfig *sc = &c->source[s];
+                char section[32];
+                int cap;
+
+                snprintf(section, sizeof(section), "source.%s", source_names[s]);
+                cap = key_index(section, "credit_cap");
+                if (cap < 0 || !(p->seen & (UINT64_C(1) << cap)))
+                        continue;
+                /* A cap that could never apply would only mislead. */
+                if (!sc->credit_auto)
+                        fail(p, -EINVAL, later_line(p, section, "credit", "credit_cap"),
+                             "credit_cap applies to credit = auto only, and credit is a number here");
+                else if (sc->credit_cap_mbits == 0)
+                        fail(p, -EINVAL, p->key_line[cap],
+                             "credit_cap = 0 would credit nothing: set credit = 0 (or enable = no) instead");
+        }
 }
 
 static char *format_error(const Parser *p) {

@@ -14,13 +14,19 @@
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
  *   [crng]     reseed_interval (seconds)
  *   [control]  socket (path)
- *   [source.jitter]  enable, credit (bits per sample), buffer_kib, accesses
+ *   [assessment] samples, state_directory (where credit = auto keeps what
+ *              it measured: assessment.json)
+ *   [source.jitter]  enable, credit (bits per sample, or auto), credit_cap,
+ *                    buffer_kib, accesses
  *   [source.rdseed]  enable, credit
  *   [source.hwrng]   enable, credit (cap on what rng_quality justifies), path
  *   [source.kernel]  enable        (never credited)
- *   [source.file]    enable, credit, path, loop, rate (samples/s)
+ *   [source.file]    enable, credit (or auto), credit_cap, path, loop,
+ *                    rate (samples/s)
  * credit is decimal bits per 8-bit sample in [0, 8], kept in millibits,
- * rounded down (never more than written). */
+ * rounded down (never more than written); or `auto`: half the SP 800-90B
+ * estimate measured on this machine, at most credit_cap (only for sources
+ * whose raw noise the estimators can judge: jitter and file). */
 #pragma once
 
 #include <stdbool.h>
@@ -29,6 +35,12 @@
 #include <sys/types.h>
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/truerandomd.conf"
+/* [assessment] samples: SP 800-90B asks for 1,000,000; fewer make the
+ * estimates less certain (the tests use fewer to stay quick), more cost
+ * about 270 MB of memory per million while the estimators run. */
+#define CONFIG_ASSESS_SAMPLES_DEFAULT 1000000U
+#define CONFIG_ASSESS_SAMPLES_MIN 10000U
+#define CONFIG_ASSESS_SAMPLES_MAX 10000000U
 
 typedef enum ConfigSource {
         CONFIG_SOURCE_JITTER,
@@ -41,7 +53,9 @@ typedef enum ConfigSource {
 
 typedef struct SourceConfig {
         bool enable;
-        uint32_t credit_mbits;
+        uint32_t credit_mbits;     /* explicit credit; 0 with credit_auto */
+        bool credit_auto;          /* credit = auto */
+        uint32_t credit_cap_mbits; /* the most credit = auto may give */
         char *path;                /* hwrng, file */
         bool loop;                 /* file */
         uint64_t rate;             /* file */
@@ -72,6 +86,9 @@ typedef struct Config {
         unsigned reseed_interval;
 
         char *socket_path;
+
+        unsigned assess_samples;
+        char *state_directory;
 
         SourceConfig source[_CONFIG_SOURCE_MAX];
 } Config;

@@ -42,7 +42,7 @@ static const char *const counters[] = {
 };
 
 /* Free text (error messages): no label value, and not a state. */
-static const char *const texts[] = { "last_error", "error", "name", "kind" };
+static const char *const texts[] = { "last_error", "error", "name", "kind", "reason", "date" };
 
 static const struct {
         const char *name, *help;
@@ -62,6 +62,13 @@ static const struct {
         { "truerandom_source_state", "a source's state, as a label" },
         { "truerandom_source_credit_bits", "entropy credited per sample, bits" },
         { "truerandom_source_credited_bits_per_s", "credited bits per second over the last 5 to 10 s" },
+        { "truerandom_source_credit_origin", "where the credit comes from, as a label (explicit, auto, capped, pending)" },
+        { "truerandom_source_credit_cap_bits", "the most credit = auto may give, bits per sample" },
+        { "truerandom_source_credit_above_estimate", "1 if an explicit credit is above half of this machine's estimate" },
+        { "truerandom_source_estimate_min_entropy", "SP 800-90B min-entropy measured on this machine, bits per sample" },
+        { "truerandom_source_estimate_bound_bits", "half of it: the most credit it justifies" },
+        { "truerandom_source_estimate_age_s", "seconds since that assessment" },
+        { "truerandom_source_assessment_phase", "a running assessment's phase, as a label" },
         { "truerandom_source_samples_total", "raw samples read" },
         { "truerandom_source_credited_bits_total", "entropy bits credited" },
         { "truerandom_source_failures_rct_total", "repetition count test failures" },

@@ -30,6 +30,7 @@
 #include "pool/collector.h"
 #include "pool/secret.h"
 #include "pool/store.h"
+#include "sourceconf.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
@@ -58,7 +59,7 @@ static int resolve_group(const char *group, gid_t *ret) {
         return 0;
 }
 
-static void wake_from_collector(void *userdata) {
+void daemon_wake(void *userdata) {
         Daemon *d = userdata;
         uint64_t one = 1;
 
@@ -70,20 +71,6 @@ static void wake_from_collector(void *userdata) {
  * RLIMIT_MEMLOCK, so say where to look. */
 static const char *memlock_hint(int r) {
         return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
-}
-
-static SourceParams source_params(const SourceConfig *sc) {
-        return (SourceParams){
-                .path = sc->path,
-                .loop = sc->loop,
-                .rate = sc->rate,
-                .jitter_buffer = sc->jitter_buffer,
-                .jitter_accesses = sc->jitter_accesses,
-        };
-}
-
-static const SourceOps *source_ops(ConfigSource s) {
-        return source_lookup(config_source_name(s));
 }
 
 /* Capabilities: after the devices are up nothing privileged is left to do.
@@ -108,7 +95,8 @@ static void update_status(Daemon *d) {
         uint64_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
-        char line[sizeof(d->status)];
+        char line[sizeof(d->status)], assessing[128];
+        bool assess = autocredit_status(d, assessing, sizeof(assessing));
 
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 if (!d->sources[i].collector)
@@ -123,9 +111,10 @@ static void update_status(Daemon *d) {
                 parked += ds.parked;
         }
         store_get_stats(d->store, &st);
-        snprintf(line, sizeof(line), "%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
-                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", healthy, credited, st.fill,
-                 st.capacity, parked, crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
+        snprintf(line, sizeof(line), "%s: %s%s%u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
+                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", assess ? assessing : "",
+                 assess ? "; " : "", healthy, credited, st.fill, st.capacity, parked,
+                 crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
         if (strcmp(line, d->status) == 0) {
                 (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
                 return;
@@ -248,6 +237,7 @@ static void update_demand(void *userdata) {
 }
 
 static void after_change(Daemon *d) {
+        autocredit_poll(d);
         refresh_sources(d);
         cusehub_pump(d->hub);
         update_demand(d);
@@ -255,21 +245,41 @@ static void after_change(Daemon *d) {
         update_status(d);
 }
 
+/* A source that may be credited: enabled, not the kernel's, built in, and
+ * not set to credit = 0. */
+static bool creditable(const SourceConfig *sc, ConfigSource i) {
+        return sc->enable && i != CONFIG_SOURCE_KERNEL && (sc->credit_auto || sc->credit_mbits > 0) &&
+               sourceconf_ops(i);
+}
+
+int daemon_source_start(Daemon *d, ConfigSource i) {
+        SourceSlot *slot = &d->sources[i];
+        SourceParams p = sourceconf_params(&d->config.source[i]);
+        int r;
+
+        if (slot->credit.credit_mbits == 0 || slot->collector)
+                return 0;
+        r = collector_new(sourceconf_ops(i), &p, slot->credit.credit_mbits, i, d->store, daemon_wake, d,
+                          &slot->collector);
+        if (r < 0)
+                return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
+        collector_get_stats(slot->collector, &slot->last);
+        slot->passed_startup = false;
+        if (d->sources_started && (r = collector_start(slot->collector)) < 0)
+                return log_error_errno(r, "starting source %s", config_source_name(i));
+        return 0;
+}
+
 static int create_collectors(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                const SourceConfig *sc = &d->config.source[i];
-                SourceParams p = source_params(sc);
-                const SourceOps *ops = source_ops(i);
                 int r;
 
-                if (!sc->enable || i == CONFIG_SOURCE_KERNEL || sc->credit_mbits == 0 || !ops)
+                if (!creditable(&d->config.source[i], i))
                         continue;
-                r = collector_new(ops, &p, sc->credit_mbits, i, d->store, wake_from_collector, d,
-                                  &d->sources[i].collector);
+                autocredit_resolve(d, i);
+                r = daemon_source_start(d, i);
                 if (r < 0)
-                        return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
-                collector_get_stats(d->sources[i].collector, &d->sources[i].last);
-                d->sources[i].passed_startup = false;
+                        return r;
         }
         return 0;
 }
@@ -286,8 +296,10 @@ static const char *not_credited(const Config *c, ConfigSource i, bool runs, Sour
                 return "never credited (mixed into CRNG seeds only)";
         if (!sc->enable)
                 return "disabled (enable = no)";
-        if (sc->credit_mbits == 0)
+        if (sc->credit_mbits == 0 && !sc->credit_auto)
                 return "credit = 0";
+        if (sc->credit_auto && error == -EDOM)
+                return "credit = auto, and this machine's assessment justifies no credit";
         if (!runs)
                 return "not built into this truerandomd";
         if (state != SOURCE_UNAVAILABLE && state != SOURCE_FAILED_PERMANENT)
@@ -323,7 +335,7 @@ static char *no_credited_line(const Config *c, const char *path, const bool runs
 /* With no credited source that can run, /dev/truerandom would never serve
  * and the CRNG never seed: a start that waits for them would hang without
  * a word. Say why, per source, in one line, and do not start. */
-static int check_credited_sources(Daemon *d) {
+int daemon_check_credited(Daemon *d) {
         bool runs[_CONFIG_SOURCE_MAX];
         SourceState states[_CONFIG_SOURCE_MAX];
         int errors[_CONFIG_SOURCE_MAX];
@@ -332,9 +344,20 @@ static int check_credited_sources(Daemon *d) {
         bool any = false;
 
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                runs[i] = d->sources[i].collector != NULL;
-                states[i] = d->sources[i].last.state;
-                errors[i] = d->sources[i].last.last_error;
+                const SourceSlot *slot = &d->sources[i];
+
+                /* A source still to be assessed may yet be credited. */
+                runs[i] = slot->collector || autocredit_pending(slot) || slot->has_assessment;
+                states[i] = autocredit_pending(slot) ? SOURCE_STARTUP : slot->last.state;
+                errors[i] = slot->last.last_error;
+                if (!slot->collector && slot->has_assessment) {
+                        states[i] = SOURCE_UNAVAILABLE;
+                        errors[i] = -EDOM;
+                } else if (!slot->collector && slot->assess_error) {
+                        runs[i] = true;
+                        states[i] = SOURCE_UNAVAILABLE;
+                        errors[i] = slot->assess_error;
+                }
                 any = any || !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
         }
         if (any) {
@@ -371,12 +394,12 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         /* Each source as the daemon's collector opens it, then closed. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *sc = &c->source[i];
-                const SourceOps *ops = source_ops(i);
-                SourceParams p = source_params(sc);
+                const SourceOps *ops = sourceconf_ops(i);
+                SourceParams p = sourceconf_params(sc);
                 void *state = NULL;
 
                 states[i] = SOURCE_STARTUP;
-                if (!sc->enable || i == CONFIG_SOURCE_KERNEL || sc->credit_mbits == 0 || !ops)
+                if (!creditable(sc, i))
                         continue;
                 runs[i] = true;
                 errors[i] = ops->open(&p, &state);
@@ -398,6 +421,7 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         return 0;
 }
 
+/* And the first assessment, with them. */
 static int start_collectors(Daemon *d) {
         d->sources_started = true;
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
@@ -568,6 +592,8 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static int apply_config(Daemon *d, Config *c) {
+        bool changed[_CONFIG_SOURCE_MAX] = { false };
+        char *keep;
         gid_t gid;
         int r;
 
@@ -581,8 +607,13 @@ static int apply_config(Daemon *d, Config *c) {
         if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
             strcmp(c->urandom_name, d->config.urandom_name) || c->dropin != d->config.dropin ||
             c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
-            strcmp(c->socket_path, d->config.socket_path))
-                log_notice("device names, dropin, store size and the control socket change only on restart");
+            strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory))
+                log_notice("device names, dropin, store size, the control socket and the state directory change "
+                           "only on restart");
+        /* The state directory in use stays the one opened at start. */
+        keep = c->state_directory;
+        c->state_directory = d->config.state_directory;
+        d->config.state_directory = keep;
         cusehub_set_max_parked(d->hub, c->max_parked);
         for (size_t i = 0; i < d->n_devices; i++) {
                 CuseDev *dev = d->devices[i].dev;
@@ -596,32 +627,30 @@ static int apply_config(Daemon *d, Config *c) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
                 SourceSlot *slot = &d->sources[i];
-                SourceParams p = source_params(b);
 
-                if (a->enable == b->enable && a->credit_mbits == b->credit_mbits && a->loop == b->loop &&
+                if (a->enable == b->enable && a->credit_mbits == b->credit_mbits && a->credit_auto == b->credit_auto &&
+                    a->credit_cap_mbits == b->credit_cap_mbits && a->loop == b->loop &&
                     a->rate == b->rate && a->jitter_buffer == b->jitter_buffer &&
                     a->jitter_accesses == b->jitter_accesses && !!a->path == !!b->path &&
                     (!a->path || strcmp(a->path, b->path) == 0))
                         continue;
                 slot->collector = collector_free(slot->collector);
+                autocredit_reset(d, slot);
                 *slot = (SourceSlot){ 0 };
-                if (!b->enable || i == CONFIG_SOURCE_KERNEL || b->credit_mbits == 0 || !source_ops(i))
-                        continue;
-                r = collector_new(source_ops(i), &p, b->credit_mbits, i, d->store, wake_from_collector, d,
-                                  &slot->collector);
-                if (r < 0) {
-                        log_error_errno(r, "source %s", config_source_name(i));
-                        continue;
-                }
-                collector_get_stats(slot->collector, &slot->last);
-                if (d->sources_started && (r = collector_start(slot->collector)) < 0)
-                        log_error_errno(r, "starting source %s", config_source_name(i));
-                log_info("source %s restarted with its new settings", config_source_name(i));
+                changed[i] = true;
         }
         (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
         config_done(&d->config);
         d->config = *c;
         *c = (Config){ 0 };
+        /* With the new configuration in place: credits, assessments. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                if (!changed[i] || !creditable(&d->config.source[i], i))
+                        continue;
+                autocredit_resolve(d, i);
+                if (daemon_source_start(d, i) == 0 && d->sources[i].collector)
+                        log_info("source %s restarted with its new settings", config_source_name(i));
+        }
         return 0;
 }
 
@@ -694,10 +723,10 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
                 const SourceConfig *sc = &d->config.source[i];
                 if (strcmp(name, config_source_name(i)) != 0)
                         continue;
-                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !source_ops(i))
+                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !sourceconf_ops(i))
                         return -ENODEV;
-                *ret_ops = source_ops(i);
-                *ret_params = source_params(sc);
+                *ret_ops = sourceconf_ops(i);
+                *ret_params = sourceconf_params(sc);
                 return 0;
         }
         return -ENOENT;
@@ -717,6 +746,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (!d)
                 return log_error_errno(-ENOMEM, "start-up");
         d->wake_fd = -1;
+        d->state_dirfd = -1;
         d->started_usec = daemon_now_usec();
         d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
         d->config = *config;
@@ -826,9 +856,10 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 goto fail;
         }
 
+        autocredit_open(d);
         r = create_collectors(d);
         if (r >= 0)
-                r = check_credited_sources(d);
+                r = daemon_check_credited(d);
         if (r < 0)
                 goto fail;
 
@@ -884,6 +915,7 @@ Daemon *daemon_free(Daemon *d) {
                 store_shutdown(d->store);
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 d->sources[i].collector = collector_free(d->sources[i].collector);
+        autocredit_close(d);
         for (size_t i = 0; i < d->n_devices; i++)
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
         d->control = control_free(d->control);

@@ -26,6 +26,7 @@ typedef struct DaemonHooks {
         void *userdata;
         const char *dev_dir;      /* where nodes appear; NULL: /dev */
         const char *proc_root;    /* privilege checks; NULL: /proc */
+        const char *sysfs_root;   /* the clocksource of the machine identity; NULL: /sys */
         bool drop_privileges;     /* after setup keep no capability */
         int ready_fd;             /* -1, or gets "READY\n" once ready, then closed */
 } DaemonHooks;

@@ -83,9 +83,20 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "name", json_object_new_string(config_source_name(i)));
         ADD(o, "enabled", json_object_new_boolean(sc->enable));
         if (!slot->collector) {
-                /* kernel: mixed into CRNG seeds, never credited; others: off. */
+                /* kernel: mixed into CRNG seeds, never credited; a source
+                 * being assessed, or whose assessment justified nothing or
+                 * failed: not credited; others: off. */
                 ADD(o, "credited", json_object_new_boolean(false));
-                ADD(o, "state", json_object_new_string(sc->enable && i == CONFIG_SOURCE_KERNEL ? "mixed" : "disabled"));
+                if (sc->enable && i == CONFIG_SOURCE_KERNEL)
+                        ADD(o, "state", json_object_new_string("mixed"));
+                else if (autocredit_pending(slot))
+                        ADD(o, "state", json_object_new_string("assessing"));
+                else if (sc->enable && (slot->has_assessment || slot->assess_error))
+                        ADD(o, "state", json_object_new_string(source_state_to_string(SOURCE_UNAVAILABLE)));
+                else
+                        ADD(o, "state", json_object_new_string("disabled"));
+                if (autocredit_source_json(d, i, o) < 0)
+                        r = -ENOMEM;
                 goto done;
         }
         collector_get_stats(slot->collector, &st);
@@ -93,6 +104,8 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "state", json_object_new_string(source_state_to_string(st.state)));
         ADD(o, "running", json_object_new_boolean(st.running));
         ADD(o, "credit_bits", fixed(st.credit_mbits / 1000.0, 3));
+        if (autocredit_source_json(d, i, o) < 0)
+                r = -ENOMEM;
         ADD(o, "samples", json_object_new_uint64(st.samples));
         ADD(o, "blocks", json_object_new_uint64(st.blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));

@@ -44,7 +44,8 @@ with tempfile.TemporaryDirectory() as tmp:
     def conf(name, text):
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
-            f.write("[control]\nsocket = %s/control-%s\n" % (tmp, name) + text)
+            f.write("[control]\nsocket = %s/control-%s\n[assessment]\nstate_directory = %s/state\n" % (tmp, name, tmp)
+                    + text)
         return path
 
     gid = os.getgid()
@@ -60,7 +61,7 @@ with tempfile.TemporaryDirectory() as tmp:
               "no credited source, %s: one line naming every source and why: %r" % (mode, l))
 
     code, out, err, _ = run(["--check-config", "--config", nothing])
-    check(code == 1 and "no credited source" in err and "(line 6)" in err,
+    check(code == 1 and "no credited source" in err and "(line 8)" in err,
           "--check-config refuses no credited source, with lines: %r" % err.strip())
 
     nogroup = conf("nogroup.conf", "[device]\ngroup = no-such-group-here\n")
@@ -69,7 +70,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(code == 1 and len(l) == 1 and "no-such-group-here" in l[0] and "start-up failed" not in err,
           "missing group: one clear line, exit 1: %r" % l)
     code, out, err, _ = run(["--check-config", "--config", nogroup])
-    check(code == 1 and "nogroup.conf:4: group 'no-such-group-here' does not exist" in err,
+    check(code == 1 and "nogroup.conf:6: group 'no-such-group-here' does not exist" in err,
           "--check-config refuses the missing group at FILE:LINE: %r" % err.strip())
 
     if shutil.which("setpriv"):
@@ -85,7 +86,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     inline = conf("inline.conf", "[device]\ngroup = %d\n[source.jitter]\nenable = yes # the default\n" % gid)
     code, out, err, _ = run(["--check-config", "--config", inline])
-    check(code == 1 and "inline.conf:6:" in err and "comment" in err, "an inline comment is named: %r" % err.strip())
+    check(code == 1 and "inline.conf:8:" in err and "comment" in err, "an inline comment is named: %r" % err.strip())
 
     good = conf("good.conf", "[device]\ngroup = %d\n" % gid)
     code, out, err, _ = run(["--check-config", "--config", good])

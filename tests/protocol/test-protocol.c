@@ -61,6 +61,7 @@ typedef struct Harness {
         int daemon_fd[_CUSEDEV_KIND_MAX];
         Config config;
         bool use_conf_file;
+        const char *sysfs;           /* the daemon's /sys, NULL: the real one */
         pthread_t thread;
         pthread_mutex_t lock;
         pthread_cond_t cond;
@@ -111,6 +112,7 @@ static void *daemon_thread(void *userdata) {
                 .userdata = h,
                 .dev_dir = h->devdir,
                 .proc_root = h->procdir,
+                .sysfs_root = h->sysfs,
                 .ready_fd = -1,
         };
         Daemon *d = NULL;
@@ -184,6 +186,9 @@ static Harness *harness_new(void) {
         free(h->config.socket_path);
         snprintf(path, sizeof(path), "%s/control", h->dir);
         h->config.socket_path = strdup(path);
+        free(h->config.state_directory);
+        snprintf(path, sizeof(path), "%s/state", h->dir);
+        h->config.state_directory = strdup(path);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 h->config.source[i].enable = false;
         h->config.source[CONFIG_SOURCE_KERNEL].enable = true;
@@ -288,9 +293,22 @@ static void harness_free(Harness *h) {
         assert_int_equal(violations, 0);
 }
 
+/* The running test's scratch directory besides its harness (credit =
+ * auto keeps its state file and samples across harnesses), removed by the
+ * teardown however the test ended. */
+static char scratch[64];
+
 static int teardown(void **state) {
+        char cmd[96];
+
         if (current)
                 harness_free(current);
+        if (scratch[0]) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+                scratch[0] = '\0';
+                if (system(cmd) != 0)
+                        return -1;
+        }
         return 0;
 }
 
@@ -1045,6 +1063,312 @@ static void test_reseed_ioctl_before_readers(void **state) {
         harness_free(h);
 }
 
+/* ------------------------------------------------------------------ */
+/* credit = auto                                                       */
+/* (the unit suite's test-assessment covers the state file and the     */
+/* decision; these run them in the daemon)                             */
+
+/* A stream of known min-entropy: 0 with probability 1/4, else one of the
+ * other 255 values uniformly: exactly 2 bits per sample, so credit = auto
+ * must come out just under 1 bit (half of what the estimators measure,
+ * which is a little under 2), and never above. */
+static void make_biased(const char *path, size_t n) {
+        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'i', 'a', 's' };
+        uint8_t *raw = malloc(5 * n), *out = malloc(n);
+
+        assert_non_null(raw);
+        assert_non_null(out);
+        randombytes_buf_deterministic(raw, 5 * n, seed);
+        for (size_t i = 0; i < n; i++) {
+                uint32_t v;
+
+                memcpy(&v, raw + 5 * i + 1, sizeof(v));
+                out[i] = (raw[5 * i] & 3) == 0 ? 0 : (uint8_t)(1 + v % 255);
+        }
+        write_file(path, out, n);
+        free(out);
+        free(raw);
+}
+
+typedef struct AutoWorld {
+        char dir[64];
+        char state[96], samples[96], sys[96], clocksource[192];
+} AutoWorld;
+
+static void set_clocksource(AutoWorld *w, const char *name) {
+        write_file(w->clocksource, name, strlen(name));
+}
+
+static void auto_world_new(AutoWorld *w) {
+        char cmd[160];
+
+        snprintf(w->dir, sizeof(w->dir), "/tmp/truerandom-auto-XXXXXX");
+        assert_non_null(mkdtemp(w->dir));
+        snprintf(scratch, sizeof(scratch), "%s", w->dir);
+        snprintf(w->state, sizeof(w->state), "%s/state", w->dir);
+        snprintf(w->samples, sizeof(w->samples), "%s/biased.bin", w->dir);
+        snprintf(w->sys, sizeof(w->sys), "%s/sys", w->dir);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/devices/system/clocksource/clocksource0'", w->sys);
+        assert_int_equal(system(cmd), 0);
+        snprintf(w->clocksource, sizeof(w->clocksource), "%s/devices/system/clocksource/clocksource0/current_clocksource",
+                 w->sys);
+        set_clocksource(w, "tsc\n");
+        make_biased(w->samples, 60000);
+}
+
+/* A harness whose only source is the file source on the biased stream,
+ * paced so that an assessment takes at least half a second. */
+static Harness *auto_harness(AutoWorld *w, bool credit_auto, uint32_t credit_mbits) {
+        Harness *h = harness_new();
+        SourceConfig *f = &h->config.source[CONFIG_SOURCE_FILE];
+
+        free(f->path);
+        f->path = strdup(w->samples);
+        f->credit_auto = credit_auto;
+        f->credit_mbits = credit_mbits;
+        f->credit_cap_mbits = 8000;
+        f->rate = 100000;
+        h->config.assess_samples = 50000;
+        free(h->config.state_directory);
+        h->config.state_directory = strdup(w->state);
+        h->sysfs = w->sys;
+        return h;
+}
+
+static const CtlStatusObject *file_source(const CtlStatus *j) {
+        for (size_t i = 0; i < ctl_status_get_count(ctl_status_root(j), "sources"); i++) {
+                const CtlStatusObject *s = ctl_status_get_element(ctl_status_root(j), "sources", i);
+                if (strcmp(ctl_status_get_string(s, "name"), "file") == 0)
+                        return s;
+        }
+        fail_msg("no file source in the status");
+        return NULL;
+}
+
+static double number(const CtlStatusObject *o, const char *key) {
+        double v;
+
+        if (!ctl_status_get_number(o, key, &v))
+                fail_msg("status: no number %s", key);
+        return v;
+}
+
+/* The file source's status once it is healthy (within ms). */
+static CtlStatus *wait_file_healthy(Harness *h, unsigned ms) {
+        uint64_t until = now_ms() + ms;
+
+        for (;;) {
+                CtlStatus *j = control_status(h);
+                if (strcmp(ctl_status_get_string(file_source(j), "state"), "healthy") == 0)
+                        return j;
+                ctl_status_free(j);
+                assert_true(now_ms() < until);
+                sleep_ms(20);
+        }
+}
+
+static void test_auto_credit_file(void **state) {
+        AutoWorld w;
+        Harness *h;
+        CtlStatus *j;
+        const CtlStatusObject *f, *est, *as;
+        double credit, first;
+        uint8_t buf[100];
+        ssize_t n;
+        struct stat st;
+        char path[160];
+
+        auto_world_new(&w);
+
+        /* First start: nothing stored, so the source is assessed and not
+         * credited meanwhile; /dev/truerandom has nothing to serve. */
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        j = control_status(h);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_false(ctl_status_is_true(f, "credited"));
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
+        as = ctl_status_get_object(f, "assessment");
+        assert_non_null(as);
+        assert_non_null(strstr(ctl_status_get_string(as, "reason"), "no assessment stored yet"));
+        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        ctl_status_free(j);
+
+        j = wait_file_healthy(h, 120000);
+        f = file_source(j);
+        est = ctl_status_get_object(f, "estimate");
+        credit = number(f, "credit_bits");
+        print_message("auto credit %.3f bits/sample from min-entropy %.6f (2 bits exactly)\n", credit,
+                      number(est, "min_entropy"));
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
+        assert_true(credit >= 0.94 && credit <= 1.0);
+        assert_true(number(est, "min_entropy") > 1.88 && number(est, "min_entropy") <= 2.0);
+        assert_true(number(est, "bound_bits") == credit);
+        assert_true(number(est, "samples") == 50000);
+        assert_string_equal(ctl_status_get_string(est, "measured"), "now");
+        assert_null(ctl_status_get_object(f, "assessment"));
+        ctl_status_free(j);
+        /* And it serves (1..n bytes: short reads are the device's way). */
+        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
+        assert_true(n >= 1 && n <= (ssize_t)sizeof(buf));
+        snprintf(path, sizeof(path), "%s/assessment.json", w.state);
+        assert_int_equal(stat(path, &st), 0);
+        first = credit;
+        harness_free(h);
+
+        /* Second start, same machine: the stored assessment, at once. */
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        j = control_status(h);
+        f = file_source(j);
+        assert_string_not_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_true(ctl_status_is_true(f, "credited"));
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
+        assert_true(number(f, "credit_bits") == first);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "stored");
+        ctl_status_free(j);
+        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
+        assert_true(n >= 1 && n <= (ssize_t)sizeof(buf));
+        harness_free(h);
+
+        /* Another clocksource: not this assessment's machine any more. */
+        set_clocksource(&w, "hpet\n");
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        j = control_status(h);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
+        assert_non_null(strstr(ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason"),
+                               "clocksource was tsc, now hpet"));
+        ctl_status_free(j);
+        j = wait_file_healthy(h, 120000);
+        assert_string_equal(ctl_status_get_string(file_source(j), "credit_origin"), "auto");
+        ctl_status_free(j);
+        harness_free(h);
+
+        /* An explicit credit wins, and one above half the estimate is said. */
+        h = auto_harness(&w, false, 1500);
+        assert_int_equal(harness_start(h), 0);
+        j = wait_file_healthy(h, 30000);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "explicit");
+        assert_true(number(f, "credit_bits") == 1.5);
+        assert_true(ctl_status_is_true(f, "credit_above_estimate"));
+        assert_true(number(ctl_status_get_object(f, "estimate"), "bound_bits") < 1.0);
+        ctl_status_free(j);
+        harness_free(h);
+        h = auto_harness(&w, false, 500);
+        assert_int_equal(harness_start(h), 0);
+        j = wait_file_healthy(h, 30000);
+        f = file_source(j);
+        assert_false(ctl_status_is_true(f, "credit_above_estimate"));
+        assert_true(ctl_status_get_bool(f, "credit_above_estimate", &(bool){ false }));
+        ctl_status_free(j);
+        harness_free(h);
+
+        /* A damaged state file is not trusted: the source is assessed
+         * again, and says why. Stopped while it captures, the daemon ends
+         * at once and stores nothing. */
+        write_file(path, "{\"format\": \"truerandomd-assessment\", \"version\": 1, \"sources\": {\"file\": ",
+                   60);
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        j = control_status(h);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_non_null(strstr(ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason"),
+                               "assessment.json is not JSON"));
+        ctl_status_free(j);
+        harness_free(h);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 60);
+
+}
+
+/* A source whose assessment justifies nothing: a start that waited for it,
+ * with no other credited source, ends as a start with none ends (the
+ * daemon returns -ENOMEDIUM, exit status 1), and the next start refuses at
+ * once, from the stored assessment. */
+static void test_auto_credit_justifies_nothing(void **state) {
+        uint8_t stuck[60000];
+        struct timespec until;
+        AutoWorld w;
+        Harness *h;
+
+        auto_world_new(&w);
+        memset(stuck, 'Z', sizeof(stuck));
+        write_file(w.samples, stuck, sizeof(stuck));
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), 0);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 120;
+        assert_int_equal(pthread_timedjoin_np(h->thread, NULL, &until), 0);
+        h->running = false;
+        assert_int_equal(h->run_result, -ENOMEDIUM);
+        harness_free(h);
+
+        h = auto_harness(&w, true, 0);
+        assert_int_equal(harness_start(h), -ENOMEDIUM);
+        harness_free(h);
+}
+
+/* A reload that changes a source while it is being assessed: the running
+ * assessment is told to stop and stores nothing (its settings are gone),
+ * the loop goes on answering meanwhile, and the source is assessed anew
+ * with the new settings and credited. */
+static void write_auto_conf(Harness *h, AutoWorld *w, unsigned rate) {
+        char text[1024];
+
+        snprintf(text, sizeof(text),
+                 "[device]\ngroup = %u\n[control]\nsocket = %s/control\n"
+                 "[assessment]\nsamples = 50000\nstate_directory = %s\n"
+                 "[source.jitter]\nenable = no\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
+                 "[source.file]\nenable = yes\ncredit = auto\nloop = yes\npath = %s\nrate = %u\n",
+                 (unsigned)getgid(), h->dir, w->state, w->samples, rate);
+        write_file(h->conf, text, strlen(text));
+}
+
+static void test_auto_reload_while_assessing(void **state) {
+        AutoWorld w;
+        Harness *h;
+        CtlStatus *j;
+        const CtlStatusObject *f;
+        char *error = NULL;
+
+        auto_world_new(&w);
+        h = auto_harness(&w, true, 0);
+        /* 50,000 samples at 10,000 a second: 5 s of capture. */
+        write_auto_conf(h, &w, 10000);
+        config_done(&h->config);
+        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
+        h->use_conf_file = true;
+        assert_int_equal(harness_start(h), 0);
+        sleep_ms(500);
+        j = control_status(h);
+        assert_string_equal(ctl_status_get_string(file_source(j), "state"), "assessing");
+        ctl_status_free(j);
+
+        write_auto_conf(h, &w, 100000);
+        assert_int_equal(kill(getpid(), SIGHUP), 0);
+        j = wait_reload_status(h, 1);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(ctl_status_root(j), "reload"), "result"), "ok");
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
+        ctl_status_free(j);
+
+        j = wait_file_healthy(h, 120000);
+        f = file_source(j);
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
+        assert_true(number(f, "credit_bits") >= 0.94 && number(f, "credit_bits") <= 1.0);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "now");
+        ctl_status_free(j);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -1063,6 +1387,9 @@ int main(void) {
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
                 cmocka_unit_test_teardown(test_reseed_ioctl_before_readers, teardown),
+                cmocka_unit_test_teardown(test_auto_credit_file, teardown),
+                cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
+                cmocka_unit_test_teardown(test_auto_credit_justifies_nothing, teardown),
         };
         sigset_t ss;
 

@@ -9,12 +9,19 @@
 # raw -o FILE: a complete capture lands under FILE; a daemon that goes away
 # mid-capture, or SIGINT, SIGTERM, SIGHUP, leave no file at all (and an
 # older FILE as it was); the progress bar shows rate and time left.
-#   test-truerandomctl.py PATH-TO-TRUERANDOMCTL
+# assess: --file on the committed jitter capture prints NIST's values for
+# it (tests/unit/estimate-expected.h), as text and as JSON; assess SOURCE
+# through a fake daemon and --direct on a file source measure a synthetic
+# stream of exactly 2 bits per sample at just under 2; --restart asks the
+# daemon for the 1000 x 1000 matrix too and exits 7 when the restart test
+# fails; raw --direct writes the very samples; the refusals say why.
+#   test-truerandomctl.py PATH-TO-TRUERANDOMCTL SOURCE-ROOT
 import copy
 import json
 import math
 import os
 import pty
+import re
 import select
 import signal
 import socket
@@ -27,6 +34,7 @@ import time
 from prometheus_client.parser import text_string_to_metric_families
 
 CTL = sys.argv[1]
+ROOT = sys.argv[2]
 failures = 0
 
 
@@ -45,7 +53,10 @@ def source(name, state="healthy", credited=True):
             "credited_bits_per_s": 1234.5,
             "failures": {"rct": 0, "apt": 2, "permanent_rct": 0,
                          "permanent_apt": 1 if state == "failed-permanent" else 0},
-            "read_errors": 0, "last_error": None}
+            "read_errors": 0, "last_error": None,
+            "credit_origin": "auto", "credit_cap_bits": 1.0,
+            "estimate": {"min_entropy": 0.6, "h_original": 0.6, "h_bitstring": 0.1, "bound_bits": 0.3,
+                         "samples": 1000000, "date": "2026-12-03T13:13:31Z", "age_s": 86400, "measured": "stored"}}
 
 
 SERVING = {
@@ -118,6 +129,29 @@ class FakeDaemon:
     def close(self):
         self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+
+
+def on_terminal(start):
+    """Runs start(tty) with its stderr on a pseudo-terminal; the process
+    once it ended, and all it wrote there."""
+    master, slave = pty.openpty()
+    p = start(slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 60)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    return p, shown
 
 
 def run(path, *args):
@@ -285,23 +319,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # The progress bar, on a terminal: rate and time left.
     os.unlink(out_file)
     d = FakeDaemon(sock, exporter("slow"))
-    master, slave = pty.openpty()
-    p = raw(stderr=slave)
-    os.close(slave)
-    shown = b""
-    while True:
-        r, _, _ = select.select([master], [], [], 30)
-        if not r:
-            break
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    p.wait(timeout=60)
-    os.close(master)
+    p, shown = on_terminal(lambda slave: raw(stderr=slave))
     last = shown.decode(errors="replace").replace("\r", "\n").strip().splitlines()[-1] if shown else ""
     check(p.returncode == 0 and "100%" in last and "B/s" in last and "done" in last,
           "raw progress shows the rate at the end: %r" % last)
@@ -311,5 +329,191 @@ with tempfile.TemporaryDirectory() as tmp:
     d.close()
     os.unlink(sock)
 
+
+    # ---- assess -------------------------------------------------------------
+
+    ESTIMATORS = ["mcv", "collision", "markov", "compression", "t_tuple", "lrs", "multi_mcw", "lag", "multi_mmc",
+                  "lz78y"]
+    # The comparison test-estimate makes with NIST's values (estimate-check.h).
+    TOLERANCE = 0.005
+
+    
+    def nist_expected(name):
+        """NIST's values for a data set, read from estimate-expected.h."""
+        text = open(os.path.join(ROOT, "tests", "unit", "estimate-expected.h")).read()
+        m = re.search(r'\{ "%s",.*?\.original =\s*\{([^}]*)\},\s*\.bitstring =\s*\{([^}]*)\},\s*'
+                      r'\.h_original = ([0-9.NA]+), \.h_bitstring = ([0-9.NA]+), \.min_entropy = ([0-9.NA]+) \}' % name,
+                      text, re.S)
+        if not m:
+            raise SystemExit("no %s entry in estimate-expected.h" % name)
+
+        def num(t):
+            t = t.strip()
+            return None if t == "NAN" else float(t)
+        return {"original": [num(t) for t in m.group(1).split(",")],
+                "bitstring": [num(t) for t in m.group(2).split(",")],
+                "h_original": num(m.group(3)), "h_bitstring": num(m.group(4)), "min_entropy": num(m.group(5))}
+
+    
+    def close(want, got):
+        if want is None:
+            return got is None
+        return got is not None and abs(got - want) <= TOLERANCE * abs(want)
+
+    
+    def assess(*args, timeout=600):
+        p = subprocess.run([CTL, "assess", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    
+    capture = os.path.join(ROOT, "tests", "data", "jitter-raw-1M.bin")
+    nist = nist_expected("jitter")
+    code, out, err = assess("--file", capture)
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] in ESTIMATORS:
+            rows[f[0]] = [None if v == "-" else float(v) for v in f[1:]]
+    ok = code == 0 and len(rows) == 10
+    for i, e in enumerate(ESTIMATORS):
+        ok = ok and close(nist["original"][i], rows.get(e, [0, 0])[0]) and close(nist["bitstring"][i], rows.get(e, [0, 0])[1])
+    for key, label in (("h_original", "H_original: "), ("h_bitstring", "H_bitstring: "),
+                       ("min_entropy", "min(H_original, 8 X H_bitstring): ")):
+        got = [float(l[len(label):]) for l in out.splitlines() if l.startswith(label)]
+        ok = ok and len(got) == 1 and close(nist[key], got[0])
+    check(ok, "assess --file jitter-raw-1M.bin prints NIST's values for it, each estimator within 0.5 %% "
+              "(exit %d, %s)" % (code, err.strip() or "%d estimator lines" % len(rows)))
+
+    code, out, err = assess("--file", capture, "--json")
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    ok = code == 0 and j.get("samples") == 1000000 and j.get("file") == capture
+    for i, e in enumerate(ESTIMATORS):
+        ok = ok and close(nist["original"][i], j.get(e, {}).get("original", 0)) and \
+            close(nist["bitstring"][i], j.get(e, {}).get("bitstring", 0))
+    for key in ("h_original", "h_bitstring", "min_entropy"):
+        ok = ok and close(nist[key], j.get(key))
+    check(ok, "assess --file --json: one object with NIST's values, one member per estimator (exit %d, %s)" %
+          (code, err.strip()))
+
+    
+    def biased(n, seed=1):
+        """Exactly 2 bits of min-entropy per sample: 0 with probability 1/4,
+        else one of the other 255 values uniformly."""
+        import random
+        r = random.Random(seed)
+        return bytes(0 if r.random() < 0.25 else r.randrange(1, 256) for _ in range(n))
+
+    
+    def stream_daemon(blocks):
+        """Answers raw requests with the next of blocks (a bytes or a
+        function of the request), sliced into 4 KiB packets; records the
+        requests."""
+        requests = []
+
+        def talk(conn, req):
+            requests.append(req.decode(errors="replace"))
+            m = re.search(rb"samples=(\d+)(?: rows=(\d+))?", req)
+            n, rows = int(m.group(1)), int(m.group(2) or 1)
+            data = blocks[len(requests) - 1]
+            data = data(n, rows) if callable(data) else data
+            conn.send(b"start samples=%d rows=%d" % (n, rows))
+            for i in range(0, len(data), 4096):
+                conn.send(b"data " + data[i:i + 4096])
+            conn.send(b"ok")
+        return talk, requests
+
+    
+    stream = biased(100000)
+    talk, requests = stream_daemon([stream])
+    d = FakeDaemon(sock, talk)
+    code, out, err = assess("--socket", sock, "jitter", "--samples", "100000", "--json")
+    d.close()
+    os.unlink(sock)
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    check(code == 0 and j.get("source") == "jitter" and j.get("captured") == "truerandomd" and
+          j.get("samples") == 100000 and 1.9 < j.get("min_entropy", 0) <= 2.0 and
+          requests == ["truerandom-control/1 raw source=jitter samples=100000 rows=1"],
+          "assess SOURCE: captured through the daemon, 2 bits per sample measured just under 2 (exit %d, %s, %s)" %
+          (code, j.get("min_entropy"), requests))
+
+    # --restart: the matrix comes as a second request. Rows of the same
+    # i.i.d. stream pass; rows that all start alike after a restart fail.
+    matrix_ok = biased(1000000, seed=2)
+    matrix_stuck = bytes(0x5a if (i % 1000) < 700 else b for i, b in enumerate(biased(1000000, seed=3)))
+    for name, matrix, want in (("passes", matrix_ok, 0), ("fails", matrix_stuck, 7)):
+        talk, requests = stream_daemon([stream, matrix])
+        d = FakeDaemon(sock, talk)
+        code, out, err = assess("--socket", sock, "jitter", "--samples", "100000", "--restart", "--json")
+        d.close()
+        os.unlink(sock)
+        try:
+            rs = json.loads(out).get("restart", {})
+        except ValueError:
+            rs = {}
+        check(code == want and rs.get("rows") == 1000 and rs.get("passed") is (want == 0) and
+              requests[1:] == ["truerandom-control/1 raw source=jitter samples=1000 rows=1000"],
+              "assess --restart %s: exit %d (got %d; %s; %s)" % (name, want, code, rs.get("sanity_passed"),
+                                                                err.strip()))
+
+    # An error from the daemon is the daemon's word, with its exit code.
+    d = FakeDaemon(sock, lambda conn, req: conn.send(b"error permission-denied raw needs root"))
+    code, out, err = assess("--socket", sock, "jitter")
+    d.close()
+    os.unlink(sock)
+    check(code == 1 and "raw needs root" in err and out == "", "assess as non-root: exit 1, the daemon's reason: %r" % err)
+
+    # --direct: no daemon at all, the configuration's own file source.
+    samples_file = os.path.join(tmp, "biased.bin")
+    with open(samples_file, "wb") as f:
+        f.write(biased(60000, seed=4))
+    conf = os.path.join(tmp, "direct.conf")
+    with open(conf, "w") as f:
+        f.write("[control]\nsocket = %s/nowhere\n[source.jitter]\nenable = no\n"
+                "[source.file]\nenable = yes\npath = %s\ncredit = auto\n" % (tmp, samples_file))
+    code, out, err = assess("--config", conf, "file", "--direct", "--samples", "50000", "--json")
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    check(code == 0 and j.get("captured") == "direct" and 1.85 < j.get("min_entropy", 0) <= 2.0,
+          "assess --direct: no daemon, the configured file source measured (exit %d, %s, %s)" %
+          (code, j.get("min_entropy"), err.strip()))
+    raw_out = os.path.join(tmp, "direct.bin")
+    p = subprocess.run([CTL, "--config", conf, "raw", "file", "--direct", "-n", "30000", "-o", raw_out],
+                       capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    check(p.returncode == 0 and open(raw_out, "rb").read() == open(samples_file, "rb").read()[:30000],
+          "raw --direct -o: the source's own samples, in order (exit %d)" % p.returncode)
+
+    for args, want, words in ((("--config", conf, "jitter", "--direct"), 4, "not enabled"),
+                              (("--config", conf, "kernel", "--direct"), 4, "no raw samples"),
+                              (("--config", conf, "nosuch", "--direct"), 4, "unknown source"),
+                              (("--config", os.path.join(tmp, "absent.conf"), "file", "--direct"), 6, "not found"),
+                              ((), 2, "a SOURCE or --file"),
+                              (("jitter", "--file", capture), 2, "a SOURCE or --file"),
+                              (("jitter", "--bits", "4"), 2, "--bits applies to assess --file only"),
+                              (("--file", capture, "--bits", "9"), 2, "--bits must be"),
+                              (("--file", capture, "--bits", "4"), 2, "more than 4 bits"),
+                              (("--file", capture, "--restart"), 2, "apply to raw and to assess SOURCE only"),
+                              (("--file", os.path.join(tmp, "absent.bin")), 2, "No such file"),
+                              (("jitter", "--samples", "10"), 2, "assess --samples must be in")):
+        code, out, err = assess(*args)
+        check(code == want and words in err, "assess %s: exit %d, says '%s' (got %d: %r)" %
+              (" ".join(os.path.basename(a) for a in args), want, words, code, err.strip()))
+
+    # On a terminal: which estimator runs.
+    p, shown = on_terminal(lambda slave: subprocess.Popen(
+        [CTL, "assess", "--config", conf, "file", "--direct", "--samples", "50000"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave))
+    text = shown.decode(errors="replace")
+    check(p.returncode == 0 and "estimator 13 of 13" in text and "50000/50000" in text,
+          "assess on a terminal: capture progress, then the estimators step by step: %r" % text[-160:])
+    
 
 sys.exit(1 if failures else 0)

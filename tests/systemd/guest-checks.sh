@@ -10,6 +10,9 @@
 #
 # Configurations (written over /etc/truerandomd.conf; the package's own
 # file is put back after each check that changes it):
+# - check 0: the package's file (jitter credit = auto), then 200,000
+#   samples per assessment under a 5 s start timeout, which only
+#   EXTEND_TIMEOUT_USEC= lets the assessing start survive.
 # - the package's file: checks 1, 5, 6, 7, 9 (and 2's starting point).
 # - check 3: [pool] min_healthy = 2 with jitter alone, so /dev/truerandom
 #   does not serve and every read stays parked.
@@ -218,6 +221,70 @@ fi
 cp $CONF $ORIG
 # A member of the group, for reads that must succeed without root.
 useradd -M -N -G truerandom tester
+
+# ------------------------------------------------------------------
+# 0. credit = auto: the package's start assessed the jitter source (the
+# only credited source in this guest: no RDSEED under TCG, virtio-rng worth
+# 0) and stored it; a restart takes it back at once; an assessing start
+# says so in STATUS= and outlives a start timeout shorter than it.
+
+statuses() {
+        while :; do
+                prop $UNIT StatusText
+                sleep 0.2
+        done
+}
+
+begin
+state=/var/lib/truerandomd/assessment.json
+journal_has 0 "source jitter: assessing it on this machine (no assessment stored yet)" ||
+        problem "no 'assessing' line from the package's start"
+journal_has 0 "source jitter: its assessment should take about" || problem "no expected time in the journal"
+line=$(journal_since 0 | grep -m 1 'source jitter: credit .* from the new assessment')
+[ -n "$line" ] || problem "no credit line in the journal"
+echo "INFO $line"
+[ "$(stat -c '%a' $state 2>&1)" = 644 ] || problem "$state: $(stat -c '%a %U' $state 2>&1)"
+note "/var/lib/truerandomd $(stat -c '%a %U:%G' /var/lib/truerandomd 2>&1), assessment.json $(stat -c '%a' $state 2>&1)"
+if command -v truerandomctl >/dev/null; then
+        out=$(truerandomctl status | grep -A 1 '^jitter ')
+        echo "$out" | sed 's/^/INFO status: /'
+        case "$out" in *"credit auto: "* | *"credit capped: "*) ;; *) problem "status shows no auto credit: $out" ;; esac
+fi
+since=$(date +%s)
+t0=$(now_ms)
+systemctl restart $UNIT || problem "restart failed"
+note "restart with the stored assessment: $(secs $(($(now_ms) - t0))) to active"
+journal_has "$since" "from the stored assessment" || problem "the restart did not take the stored assessment"
+journal_has "$since" "assessing it" && problem "the restart assessed again"
+# An assessing start under a 5 s start timeout.
+systemctl stop $UNIT
+rm -f $state
+config '[assessment]
+samples = 200000
+'
+mkdir -p /run/systemd/system/$UNIT.d
+printf '[Service]
+TimeoutStartSec=5s
+' > /run/systemd/system/$UNIT.d/timeout.conf
+systemctl daemon-reload
+statuses > $T/statuses.txt &
+watcher=$!
+since=$(date +%s)
+t0=$(now_ms)
+systemctl start $UNIT || problem "the assessing start failed under TimeoutStartSec=5s"
+took=$(($(now_ms) - t0))
+kill $watcher
+wait $watcher 2>/dev/null
+note "assessing start (200,000 samples): active after $(secs $took), TimeoutStartSec=5s"
+[ $took -gt 5000 ] || problem "the start took $(secs $took): no assessment to outlive the timeout?"
+seen=$(grep -m 1 'assessing jitter on this machine' $T/statuses.txt)
+[ -n "$seen" ] || problem "STATUS= never said it was assessing: $(sort -u $T/statuses.txt | paste -sd'|' -)"
+note "STATUS '$seen'"
+[ -s $state ] || problem "no $state after the assessing start"
+rm -rf /run/systemd/system/$UNIT.d
+systemctl daemon-reload
+cp $ORIG $CONF
+end 0-auto
 
 # ------------------------------------------------------------------
 # 1. start: active (READY=1 reached), the .device unit, mode and group by
@@ -525,7 +592,7 @@ fi
 [ ! -e $TRNG ] || problem "$TRNG still exists"
 for f in $CONF /lib/systemd/system/$UNIT /lib/udev/rules.d/60-truerandom.rules \
          /usr/lib/sysusers.d/truerandom.conf /usr/sbin/truerandomd /usr/bin/truerandomctl \
-         /var/lib/truerandom; do
+         /var/lib/truerandom /var/lib/truerandomd; do
         [ ! -e "$f" ] || problem "$f still exists"
 done
 left=$(find /etc/systemd/system -name '*truerandom*' ! -name truerandom-checks.service | paste -sd' ' -)

@@ -45,10 +45,14 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->start_delay_ms, b->start_delay_ms);
         assert_int_equal(a->reseed_interval, b->reseed_interval);
         assert_string_equal(a->socket_path, b->socket_path);
+        assert_int_equal(a->assess_samples, b->assess_samples);
+        assert_string_equal(a->state_directory, b->state_directory);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
                 assert_int_equal(x->enable, y->enable);
                 assert_int_equal(x->credit_mbits, y->credit_mbits);
+                assert_int_equal(x->credit_auto, y->credit_auto);
+                assert_int_equal(x->credit_cap_mbits, y->credit_cap_mbits);
                 assert_true(streq_null(x->path, y->path));
                 assert_int_equal(x->loop, y->loop);
                 assert_int_equal(x->rate, y->rate);
@@ -90,9 +94,14 @@ static void test_defaults(void **state) {
         assert_int_equal(c.start_delay_ms, 0);
         assert_int_equal(c.reseed_interval, 60);
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
+        assert_int_equal(c.assess_samples, 1000000);
+        assert_string_equal(c.state_directory, "/var/lib/truerandomd");
 
+        /* Jitter is credited what it measures here, at most 1 bit. */
         assert_true(c.source[CONFIG_SOURCE_JITTER].enable);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 150);
+        assert_true(c.source[CONFIG_SOURCE_JITTER].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 0);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_cap_mbits, 1000);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 4096 * 1024);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 64);
         assert_true(c.source[CONFIG_SOURCE_RDSEED].enable);
@@ -102,8 +111,12 @@ static void test_defaults(void **state) {
         assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].path, "/dev/hwrng");
         assert_true(c.source[CONFIG_SOURCE_KERNEL].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_KERNEL].credit_mbits, 0);
+        assert_false(c.source[CONFIG_SOURCE_RDSEED].credit_auto);
+        assert_false(c.source[CONFIG_SOURCE_HWRNG].credit_auto);
         assert_false(c.source[CONFIG_SOURCE_FILE].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
+        assert_false(c.source[CONFIG_SOURCE_FILE].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 8000);
         assert_null(c.source[CONFIG_SOURCE_FILE].path);
         assert_false(c.source[CONFIG_SOURCE_FILE].loop);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].rate, 0);
@@ -169,6 +182,9 @@ static const char full[] =
         "reseed_interval = 86400\n"
         "[control]\n"
         "socket = /run/x/ctl\n"
+        "[assessment]\n"
+        "samples = 10000000\n"
+        "state_directory = /srv/trd\n"
         "# source sections\n"
         "[source.jitter]\n"
         "enable = off\n"
@@ -186,7 +202,8 @@ static const char full[] =
         "enable = no\n"
         "[source.file]\n"
         "enable = yes\n"
-        "credit = 7.9999\n"
+        "credit = auto\n"
+        "credit_cap = 7.9999\n"
         "path = /var/lib/raw.bin\n"
         "loop = true\n"
         "rate = 1000000000\n";
@@ -214,9 +231,12 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.start_delay_ms, 1500);
         assert_int_equal(c.reseed_interval, 86400);
         assert_string_equal(c.socket_path, "/run/x/ctl");
+        assert_int_equal(c.assess_samples, 10000000);
+        assert_string_equal(c.state_directory, "/srv/trd");
 
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 600);
+        assert_false(c.source[CONFIG_SOURCE_JITTER].credit_auto);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 8192 * 1024);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 128);
         assert_false(c.source[CONFIG_SOURCE_RDSEED].enable);
@@ -227,7 +247,9 @@ static void test_full_file_overrides_everything(void **state) {
         assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].path, "/dev/hwrng1");
         assert_false(c.source[CONFIG_SOURCE_KERNEL].enable);
         assert_true(c.source[CONFIG_SOURCE_FILE].enable);
-        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 7999);
+        assert_true(c.source[CONFIG_SOURCE_FILE].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 7999);
         assert_string_equal(c.source[CONFIG_SOURCE_FILE].path, "/var/lib/raw.bin");
         assert_true(c.source[CONFIG_SOURCE_FILE].loop);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].rate, 1000000000);
@@ -275,8 +297,20 @@ static const BadCase bad_cases[] = {
         { "; comment\n[device\n", 2, "syntax error: '[' without ']'" },
         { "[device] trailing\n", 1, "syntax error: text after ']'" },
         { "max_parked = 5\n", 1, "key 'max_parked' outside of any [section]" },
-        { "[source.jitter]\ncredit = 8.5\n", 2, "credit must be a decimal number of bits in [0, 8]" },
-        { "[source.jitter]\ncredit = 8.001\n", 2, "credit must be a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit = 8.5\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit = 8.001\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit = Auto\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
+        { "[source.rdseed]\ncredit = auto\n", 2,
+          "credit = auto measures raw noise, and [source.rdseed] gives conditioned output the estimators cannot "
+          "judge: give a number of bits" },
+        { "[source.hwrng]\ncredit = auto\n", 2, "credit = auto measures raw noise, and [source.hwrng]" },
+        { "[source.jitter]\ncredit_cap = auto\n", 2, "credit_cap must be a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit_cap = 0.5\ncredit = 0.3\n", 3,
+          "credit_cap applies to credit = auto only, and credit is a number here" },
+        { "[source.jitter]\ncredit_cap = 0\n", 2, "credit_cap = 0 would credit nothing" },
+        { "[source.rdseed]\ncredit_cap = 1\n", 2, "unknown key 'credit_cap' in [source.rdseed]" },
+        { "[assessment]\nsamples = 9999\n", 2, "samples must be a decimal integer in [10000, 10000000]" },
+        { "[assessment]\nstate_directory = var/lib\n", 2, "state_directory must be an absolute path" },
         { "[source.rdseed]\ncredit = -1\n", 2, "credit must be a decimal number of bits in [0, 8]" },
         { "[source.rdseed]\ncredit = 1e0\n", 2, "credit must be a decimal number of bits in [0, 8]" },
         { "[source.rdseed]\ncredit = .5\n", 2, "credit must be a decimal number of bits in [0, 8]" },
@@ -325,6 +359,8 @@ static const BadCase bad_cases[] = {
         { "[source.file]\nenable = yes\npath = /tmp/raw\n", 2, "source.file is enabled but its credit is 0" },
         { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = 0.000\n", 4,
           "source.file is enabled but its credit is 0" },
+        { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = auto\ncredit = 0\n", 5,
+          "duplicate key 'credit' in [source.file]" },
         /* The first mistake is the one reported. */
         { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
         /* Counting lines through comments, blank lines and indentation. */
@@ -355,6 +391,28 @@ static void test_bad_values_name_file_line_and_reason(void **state) {
                 free(prefix);
                 free(error);
         }
+}
+
+/* credit = auto for the sources the estimators can judge; a number after
+ * it in another file turns it off again. */
+static void test_credit_auto(void **state) {
+        char *error = NULL;
+        Config c;
+
+        write_conf("[source.jitter]\ncredit = 0.25\n[source.file]\nenable = yes\npath = /tmp/x\ncredit = auto\n");
+        assert_int_equal(config_load(conf, false, &c, &error), 0);
+        assert_false(c.source[CONFIG_SOURCE_JITTER].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 250);
+        assert_true(c.source[CONFIG_SOURCE_FILE].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 8000);
+        config_done(&c);
+
+        write_conf("[source.jitter]\ncredit = auto\ncredit_cap = 0.4\n");
+        assert_int_equal(config_load(conf, false, &c, &error), 0);
+        assert_true(c.source[CONFIG_SOURCE_JITTER].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_cap_mbits, 400);
+        config_done(&c);
 }
 
 static void test_credit_is_rounded_down(void **state) {
@@ -411,6 +469,7 @@ int main(void) {
                 cmocka_unit_test(test_full_file_overrides_everything),
                 cmocka_unit_test(test_partial_file_keeps_other_defaults),
                 cmocka_unit_test(test_bad_values_name_file_line_and_reason),
+                cmocka_unit_test(test_credit_auto),
                 cmocka_unit_test(test_credit_is_rounded_down),
                 cmocka_unit_test(test_bad_reload_keeps_previous),
         };

@@ -100,6 +100,51 @@ static void test_status_version_2(void **state) {
         free(text);
 }
 
+/* Schema 3: where each credit comes from and the estimate behind it, and a
+ * source being assessed. */
+static void test_status_credit_origin(void **state) {
+        static const char est[] = "\"estimate\":{\"min_entropy\":1.311120,\"h_original\":1.311120,"
+                                  "\"h_bitstring\":0.193005,\"bound_bits\":0.655,\"samples\":1000000,"
+                                  "\"date\":\"2026-12-03T13:13:31Z\",\"age_s\":60,\"measured\":\"stored\"}";
+        char json[4096], *text;
+
+        snprintf(json, sizeof(json),
+                 "{\"version\":3,\"ready\":true,\"sources\":["
+                 "{\"name\":\"jitter\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.655,"
+                 "\"credit_origin\":\"auto\",\"credit_cap_bits\":1.000,%s},"
+                 "{\"name\":\"file\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.500,"
+                 "\"credit_origin\":\"capped\",\"credit_cap_bits\":0.500,%s},"
+                 "{\"name\":\"hwrng\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.800,"
+                 "\"credit_origin\":\"explicit\",\"credit_above_estimate\":true,%s},"
+                 "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.250,"
+                 "\"credit_origin\":\"explicit\",\"estimate\":null}]}",
+                 est, est, est);
+        text = render(json);
+        assert_fits(text);
+        assert_non_null(strstr(text, "        credit auto: half of 1.311 measured here (1.0M samples, 2026-12-03)\n"));
+        assert_non_null(strstr(text, "        credit capped: half of 1.311 measured here is 0.655 "
+                                     "(2026-12-03)\n"));
+        assert_non_null(strstr(text, "        credit explicit, ABOVE half of 1.311 measured here (0.655, 2026-12-03)\n"));
+        /* No estimate behind an explicit credit: nothing to say. */
+        assert_null(strstr(text, "rdseed  healthy              0.250          -      -      -          -\n        credit"));
+        free(text);
+
+        text = render("{\"version\":3,\"ready\":false,\"sources\":[{\"name\":\"jitter\",\"credited\":false,"
+                      "\"state\":\"assessing\",\"credit_origin\":\"pending\",\"estimate\":null,\"assessment\":"
+                      "{\"phase\":\"capturing\",\"reason\":\"no assessment stored yet\",\"samples\":1000000,"
+                      "\"captured\":450000,\"steps_done\":0,\"steps_total\":0,\"elapsed_s\":2.0,"
+                      "\"expected_s\":14.2}},"
+                      "{\"name\":\"file\",\"credited\":false,\"state\":\"unavailable\",\"credit_origin\":\"pending\","
+                      "\"estimate\":null,\"assessment\":{\"phase\":\"failed\",\"reason\":\"x\",\"error\":"
+                      "\"the source ended before the samples were in\"}}]}");
+        assert_fits(text);
+        assert_non_null(strstr(text, "jitter  assessing\n        assessing on this machine: capturing 45%, about 12 s left "
+                                     "(1.0M samples)\n"));
+        assert_non_null(strstr(text, "file    unavailable\n        assessment failed: the source ended before the "
+                                     "samples were in\n"));
+        free(text);
+}
+
 static void test_status_extremes(void **state) {
         char json[4096], name[200], want[96];
         char *text;
@@ -140,6 +185,7 @@ static void test_status_extremes(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status_typical),
+                cmocka_unit_test(test_status_credit_origin),
                 cmocka_unit_test(test_status_extremes),
                 cmocka_unit_test(test_status_version_2),
         };

@@ -25,7 +25,7 @@ ctl=$build/daemon/truerandomctl
 client=$build/tests/vm/trclient
 work=$build/vm-suite
 log=$work/console.log
-checks="1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
+checks="0-auto 1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
         11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault"
 
 for b in "$daemon" "$ctl"; do
@@ -72,7 +72,7 @@ VM_SMP=1 VM_ECHO='^(CHECK |SUMMARY|INFO )' vm_boot "$kroot/boot/vmlinuz-$kver" "
 failed=0
 [ $rc = 0 ] || { echo "vm: QEMU exit status $rc$([ $rc = 124 ] && echo ' (timeout)')"; failed=1; }
 for c in $checks; do
-        case "$only" in "" | *",${c%%-*},"*) ;; *) continue ;; esac
+        case "$c|$only" in 0-*'|'* | *'|' | *",${c%%-*},"*) ;; *) continue ;; esac
         if ! grep -q "] CHECK $c: PASS" "$log"; then
                 grep -q "] CHECK $c: FAIL" "$log" || echo "CHECK $c: MISSING (no result on the console)"
                 failed=1
