@@ -327,6 +327,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret) {
         pthread_condattr_t attr;
+        SourceParams p;
         Collector *c;
         uint32_t max;
         int r;
@@ -368,7 +369,9 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         }
 
         c->stats.state = SOURCE_UNAVAILABLE;
-        r = ops->open(params, &c->source);
+        p = params ? *params : (SourceParams) { 0 };
+        p.selftest = &c->stats.selftest;
+        r = ops->open(&p, &c->source);
         if (r == -ENOMEM)
                 goto fail;
         if (r < 0) {

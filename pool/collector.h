@@ -4,7 +4,9 @@
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
  * store burns no CPU. On an intermittent health failure it discards its
  * partial block, purges its unserved blocks from the store and re-runs the
- * startup test; on a permanent one it stops for good. Device errors back off
+ * startup test; on a permanent one it stops for good.
+ * The source's self-test at open (selftest.h) is kept in the stats; a
+ * failed one leaves the collector unavailable (last_error -EDOM). Device errors back off
  * exponentially (10 ms .. 1 s); they never spin. Nothing here logs: the wake
  * callback tells the loop thread that blocks or events are ready, and the loop
  * reads collector_get_stats() to log changes.
@@ -24,7 +26,7 @@ typedef enum SourceState {
         SOURCE_HEALTHY,
         SOURCE_FAILED_INTERMITTENT,  /* last health verdict failed; startup re-runs */
         SOURCE_FAILED_PERMANENT,     /* disabled */
-        SOURCE_UNAVAILABLE,          /* open failed, or device errors */
+        SOURCE_UNAVAILABLE,          /* open failed (its self-test too), or device errors */
         _SOURCE_STATE_MAX,
 } SourceState;
 
@@ -41,6 +43,7 @@ typedef struct CollectorStats {
         uint64_t permanent_apt;
         uint64_t read_errors;         /* device errors; -EAGAIN ("nothing now") backs off uncounted */
         int last_error;               /* -errno of the last read error, 0 if none */
+        SelftestResult selftest;      /* at open; run = false: the source has none */
 } CollectorStats;
 
 typedef struct Collector Collector;
@@ -51,7 +54,8 @@ typedef void (*CollectorWakeFn)(void *userdata);
 /* Opens the source (an unavailable source still yields a collector in state
  * SOURCE_UNAVAILABLE, so status can show it). credit_mbits 1..8000 is capped by
  * the source's max_credit(); when that leaves 0 the collector is
- * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). */
+ * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). The
+ * source's self-test lands in the stats (params->selftest is not used). */
 int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret);

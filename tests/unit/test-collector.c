@@ -430,15 +430,30 @@ static uint64_t fake_clock(void) {
 
 static void test_jitter_clock_stands_still(void **state) {
         SourceParams p = { .jitter_buffer = 65536, .jitter_clock = fake_clock };
+        SelftestResult result = { 0 };
         CollectorStats st;
         Collector *c;
         Store *s;
         void *j;
 
-        /* Standing still from the start: nothing to measure, no source. */
+        /* Standing still from the start: nothing to measure; the self-test
+         * refuses it, and a collector of it is unavailable and says why. */
         atomic_store(&clock_reads, 0);
         clock_freeze = 0;
-        assert_int_equal(source_jitter.open(&p, &j), -ENODEV);
+        p.selftest = &result;
+        assert_int_equal(source_jitter.open(&p, &j), -EDOM);
+        assert_int_equal(result.reason, SELFTEST_COARSE_CLOCK);
+        p.selftest = NULL;
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_jitter, &p, 150, 7, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -EDOM);
+        assert_true(st.selftest.run);
+        assert_int_equal(st.selftest.reason, SELFTEST_COARSE_CLOCK);
+        assert_int_equal(collector_step(c, 4096), -ENODEV);
+        collector_free(c);
+        store_free(s);
 
         /* Standing still later: its samples are all zero, the repetition
          * count test disables it, and it reads no more. */
