@@ -7,6 +7,8 @@
  *   - a health failure throws away the partial block and purges this
  *     source's unserved blocks from the store (fail closed), so no block
  *     built before a failure is served after it was detected;
+ *   - so does the running check when it stops crediting, and while it is
+ *     stopped no sample is absorbed (it keeps counting them, to resume);
  *   - device errors back off exponentially (10 ms .. 1 s) on a condition
  *     variable that collector_free() signals, so a broken device never spins
  *     and never delays shutdown by more than one source read (~1 s).
@@ -44,6 +46,7 @@ struct Collector {
 
         /* Owned by whoever steps: the thread, or a test calling step. */
         HealthTest health;
+        OnlineCheck online;
         Conditioner *conditioner;
         uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
         SourceState state_before_error;
@@ -176,6 +179,21 @@ static void collector_read_succeeded(Collector *c) {
                 collector_wake(c);
 }
 
+/* A window of the running check ended. Returns true when crediting
+ * stops: the caller drops what it has not absorbed yet. */
+static bool collector_online_event(Collector *c, OnlineEvent e) {
+        SourceState s = c->stats.state;
+
+        if (e == ONLINE_EVENT_STOP) {
+                collector_discard(c);
+                collector_set_state(c, SOURCE_FAILED_ESTIMATE);
+                return true;
+        }
+        if (e == ONLINE_EVENT_RESUME && s == SOURCE_FAILED_ESTIMATE)
+                collector_set_state(c, c->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY);
+        return false;
+}
+
 ssize_t collector_step(Collector *c, size_t max_samples) {
         size_t n, start = 0, i;
         ssize_t got;
@@ -199,8 +217,14 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
 
         for (i = 0; i < (size_t) got; i++) {
                 HealthVerdict v = health_feed(&c->health, c->samples[i]);
+                OnlineEvent e = online_feed(&c->online, c->samples[i]);
 
-                if (v == HEALTH_OK) {
+                /* On a stop, the run so far belongs to the window that
+                 * failed: it is dropped unabsorbed (what was put is purged),
+                 * and from here on nothing is credited. */
+                if (e != ONLINE_EVENT_NONE && collector_online_event(c, e))
+                        start = i;
+                if (v == HEALTH_OK && !online_stopped(&c->online)) {
                         if (c->stats.state != SOURCE_HEALTHY)
                                 collector_set_state(c, SOURCE_HEALTHY);
                         continue;
@@ -213,8 +237,8 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 start = i + 1;
                 if (r < 0)
                         break;
-                if (v == HEALTH_STARTUP)
-                        continue;
+                if (v == HEALTH_OK || v == HEALTH_STARTUP)
+                        continue; /* not credited while the running check is stopped */
 
                 if (health_verdict_permanent(v)) {
                         collector_discard(c);
@@ -229,8 +253,10 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 }
 
                 /* Intermittent: nothing is credited again until a new
-                 * startup test passed, so one purge per episode is enough. */
-                if (c->stats.state != SOURCE_FAILED_INTERMITTENT) {
+                 * startup test passed, so one purge per episode is enough.
+                 * A stopped running check is purged already and keeps the
+                 * state: it is what stands between the source and credit. */
+                if (c->stats.state != SOURCE_FAILED_INTERMITTENT && !online_stopped(&c->online)) {
                         collector_discard(c);
                         collector_set_state(c, SOURCE_FAILED_INTERMITTENT);
                 }
@@ -244,6 +270,7 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
         c->stats.samples += (uint64_t) got;
         c->stats.fail_rct = c->health.fail_rct;
         c->stats.fail_apt = c->health.fail_apt;
+        c->stats.online = c->online.stats;
         collector_unlock(c);
 
         return r < 0 ? r : got;
@@ -395,6 +422,10 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         r = health_init(&c->health, credit_mbits);
         if (r < 0)
                 goto fail;
+        r = online_init(&c->online, credit_mbits);
+        if (r < 0)
+                goto fail;
+        c->stats.online = c->online.stats;
         c->stats.credit_mbits = credit_mbits;
         c->stats.state = SOURCE_STARTUP;
 
@@ -451,6 +482,7 @@ Collector *collector_free(Collector *c) {
         conditioner_free(c->conditioner);
         secret_free(c->samples);
         sodium_memzero(&c->health, sizeof(c->health));
+        sodium_memzero(&c->online, sizeof(c->online));
         pthread_cond_destroy(&c->stop_changed);
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -476,6 +508,7 @@ const char *source_state_to_string(SourceState s) {
                 [SOURCE_FAILED_INTERMITTENT] = "failed-intermittent",
                 [SOURCE_FAILED_PERMANENT] = "failed-permanent",
                 [SOURCE_UNAVAILABLE] = "unavailable",
+                [SOURCE_FAILED_ESTIMATE] = "failed-estimate",
         };
 
         if ((unsigned) s >= _SOURCE_STATE_MAX)

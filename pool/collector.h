@@ -4,7 +4,9 @@
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
  * store burns no CPU. On an intermittent health failure it discards its
  * partial block, purges its unserved blocks from the store and re-runs the
- * startup test; on a permanent one it stops for good.
+ * startup test; on a permanent one it stops for good. The running check
+ * (online.h) watches every sample too: when it stops crediting, the same
+ * discard and purge happen, and nothing is credited until it resumes.
  * The source's self-test at open (selftest.h) is kept in the stats; a
  * failed one leaves the collector unavailable (last_error -EDOM). Device errors back off
  * exponentially (10 ms .. 1 s); they never spin. Nothing here logs: the wake
@@ -18,6 +20,7 @@
 #include <stdint.h>
 
 #include "health.h"
+#include "online.h"
 #include "source.h"
 #include "store.h"
 
@@ -27,6 +30,7 @@ typedef enum SourceState {
         SOURCE_FAILED_INTERMITTENT,  /* last health verdict failed; startup re-runs */
         SOURCE_FAILED_PERMANENT,     /* disabled */
         SOURCE_UNAVAILABLE,          /* open failed (its self-test too), or device errors */
+        SOURCE_FAILED_ESTIMATE,      /* the running check stopped crediting it */
         _SOURCE_STATE_MAX,
 } SourceState;
 
@@ -44,6 +48,7 @@ typedef struct CollectorStats {
         uint64_t read_errors;         /* device errors; -EAGAIN ("nothing now") backs off uncounted */
         int last_error;               /* -errno of the last read error, 0 if none */
         SelftestResult selftest;      /* at open; run = false: the source has none */
+        OnlineStats online;           /* the running check */
 } CollectorStats;
 
 typedef struct Collector Collector;
