@@ -978,6 +978,80 @@ static void test_status_accounts_every_byte(void **state) {
         harness_free(h);
 }
 
+/* The file source's entry in a status. */
+static const CtlStatusObject *file_source(const CtlStatus *j) {
+        for (size_t i = 0; i < ctl_status_get_count(ctl_status_root(j), "sources"); i++) {
+                const CtlStatusObject *s = ctl_status_get_element(ctl_status_root(j), "sources", i);
+                if (strcmp(ctl_status_get_string(s, "name"), "file") == 0)
+                        return s;
+        }
+        fail_msg("no file source in the status");
+        return NULL;
+}
+
+/* A source that degrades while the daemon serves from it: two windows of
+ * the running check good, then one value at 74 % of the samples, above
+ * what its credit of 0.5 bit allows (2^-0.5 = 71 %). The running check
+ * stops crediting it at the end of that window: its blocks are purged,
+ * /dev/truerandom stops serving, and status says so in every field. */
+static void test_running_check_stops_truerandom(void **state) {
+        enum { WINDOW = 65536 };
+        Harness *h = harness_new();
+        uint8_t *data = malloc(4 * WINDOW), buf[4096];
+        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'a', 'd' };
+        const CtlStatusObject *file, *rc;
+        uint64_t until = now_ms() + 60000;
+        double v;
+        CtlStatus *j = NULL;
+        FkFile nb;
+
+        assert_non_null(data);
+        randombytes_buf_deterministic(data, 4 * WINDOW, seed);
+        for (size_t i = 2 * WINDOW; i < 4 * WINDOW; i++)
+                if (data[i] < 190) /* 74 % */
+                        data[i] = 0x42;
+        write_file(h->samples, data, 4 * WINDOW);
+        free(data);
+        h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
+        assert_int_equal(harness_start(h), 0);
+        nb = h->trng;
+        nb.flags |= O_NONBLOCK;
+
+        /* Readers drain the store, so the source keeps sampling. */
+        for (;;) {
+                ssize_t n = fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf));
+
+                assert_true(n > 0 || n == -EAGAIN);
+                ctl_status_free(j);
+                j = control_status(h);
+                rc = ctl_status_get_object(file_source(j), "running_check");
+                if (ctl_status_get_number(rc, "stops", &v) && v > 0)
+                        break;
+                assert_true(now_ms() < until);
+                if (n == -EAGAIN)
+                        sleep_ms(5);
+        }
+        file = file_source(j);
+        print_message("stopped after %.0f samples\n", ctl_status_get_number(file, "samples", &v) ? v : -1);
+        assert_string_equal(ctl_status_get_string(file, "state"), "failed-estimate");
+        assert_string_equal(ctl_status_get_string(rc, "state"), "stopped");
+        /* The source goes on sampling (readers wait): by the time status
+         * is asked, later windows may have been judged too. The file loops
+         * two good windows, two bad: never four good in a row to resume. */
+        assert_true(ctl_status_get_number(rc, "windows", &v) && v >= 3);
+        assert_true(ctl_status_get_number(rc, "flagged_windows", &v) && v >= 1);
+        assert_true(ctl_status_get_number(rc, "bound_bits", &v) && v == 1.0);
+        assert_true(ctl_status_get_number(rc, "estimate_bits", &v));
+        /* file sources have no self-test */
+        assert_null(ctl_status_get_object(file, "selftest"));
+        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
+        assert_int_equal(ctl_status_health(j), CTL_HEALTH_NOT_SERVING);
+        assert_true(ctl_status_get_number(ctl_status_get_object(ctl_status_root(j), "store"), "fill", &v) && v == 0);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
+        ctl_status_free(j);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -995,6 +1069,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_failing_source_stalls_truerandom, teardown),
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
+                cmocka_unit_test_teardown(test_running_check_stops_truerandom, teardown),
         };
         sigset_t ss;
 
