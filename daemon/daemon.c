@@ -220,7 +220,7 @@ static void log_running_check(const char *name, uint32_t credit, const OnlineSta
                            "source %s: running estimate %.3f bits/sample (most common value in %u samples) %s; "
                            "crediting stopped and its unserved blocks purged until %u windows in a row are clean",
                            name, h, ONLINE_WINDOW, why, ONLINE_RECOVER_WINDOWS);
-        } else if (now->flagged > was->flagged && was->state == ONLINE_OK)
+        } else if (now->flagged > was->flagged && (was->state == ONLINE_OK || was->state == ONLINE_PENDING))
                 log_fields(LOG_WARNING, &f,
                            "source %s: running estimate %.3f bits/sample (most common value in %u samples) is below "
                            "twice its credit (%.3f); still credited, stopped after %u such windows in a row",

@@ -180,10 +180,17 @@ static void collector_read_succeeded(Collector *c) {
 }
 
 /* A window of the running check ended. Returns true when crediting
- * stops: the caller drops what it has not absorbed yet. */
+ * stops: the caller drops what it has not absorbed yet. The loop hears of
+ * every window (once per 65,536 samples) with its figures already in the
+ * stats, so a stopped source, which makes no blocks to wake it, is still
+ * logged at once. */
 static bool collector_online_event(Collector *c, OnlineEvent e) {
         SourceState s = c->stats.state;
 
+        collector_lock(c);
+        c->stats.online = c->online.stats;
+        collector_unlock(c);
+        collector_wake(c);
         if (e == ONLINE_EVENT_STOP) {
                 collector_discard(c);
                 collector_set_state(c, SOURCE_FAILED_ESTIMATE);

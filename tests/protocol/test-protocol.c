@@ -1001,6 +1001,8 @@ static void test_running_check_stops_truerandom(void **state) {
         static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'a', 'd' };
         const CtlStatusObject *file, *rc;
         uint64_t until = now_ms() + 60000;
+        char log[160], text[8192] = "";
+        int saved_stderr, fd;
         double v;
         CtlStatus *j = NULL;
         FkFile nb;
@@ -1013,6 +1015,14 @@ static void test_running_check_stops_truerandom(void **state) {
         write_file(h->samples, data, 4 * WINDOW);
         free(data);
         h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
+        /* What the daemon logs (to stderr here, as outside systemd). */
+        snprintf(log, sizeof(log), "%s/stderr", h->dir);
+        fflush(stderr);
+        saved_stderr = dup(STDERR_FILENO);
+        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(saved_stderr >= 0 && fd >= 0);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        close(fd);
         assert_int_equal(harness_start(h), 0);
         nb = h->trng;
         nb.flags |= O_NONBLOCK;
@@ -1049,6 +1059,28 @@ static void test_running_check_stops_truerandom(void **state) {
         assert_true(ctl_status_get_number(ctl_status_get_object(ctl_status_root(j), "store"), "fill", &v) && v == 0);
         assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
         ctl_status_free(j);
+
+        /* The loop logs when the collector wakes it, which may come after
+         * status showed the stop. */
+        until = now_ms() + 10000;
+        do {
+                ssize_t n;
+
+                fd = open(log, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                n = read(fd, text, sizeof(text) - 1);
+                close(fd);
+                text[n > 0 ? n : 0] = '\0';
+                if (strstr(text, "source file: running estimate "))
+                        break;
+                sleep_ms(10);
+        } while (now_ms() < until);
+        fflush(stderr);
+        assert_int_equal(dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
+        close(saved_stderr);
+        fputs(text, stderr);
+        assert_non_null(strstr(text, "source file: running estimate "));
+        assert_non_null(strstr(text, " below its credit (0.500); crediting stopped and its unserved blocks purged"));
         harness_free(h);
 }
 
