@@ -62,6 +62,7 @@ struct Export {
         int fd;
         const SourceOps *ops;
         SourceParams params;
+        SelftestResult selftest;   /* the last open's, params.selftest points here */
         char *path, *sysfs_dir;    /* copies: a reload may free the config's */
         char name[CTL_SOURCE_NAME_MAX + 1];
         uint64_t samples;
@@ -479,8 +480,18 @@ static void export_final_error(Export *e, CtlError code, const char *fmt, ...) {
                 (void) export_send(e, msg, (size_t) n);
 }
 
+/* Why an open failed: a failed self-test says which check and its figure. */
+static const char *open_error_text(Export *e, int r, char *buf, size_t size) {
+        char what[CTL_ERROR_TEXT_MAX];
+
+        if (r != -EDOM || !e->selftest.run || e->selftest.reason == SELFTEST_PASSED)
+                return errno_text(r, buf, size);
+        snprintf(buf, size, "sampler self-test failed: %s", selftest_describe(&e->selftest, what, sizeof(what)));
+        return buf;
+}
+
 static void export_run(Export *e) {
-        char msg[64], eb[128];
+        char msg[64], eb[CTL_ERROR_TEXT_MAX];
         void *state = NULL;
         ssize_t n;
         int r;
@@ -488,7 +499,7 @@ static void export_run(Export *e) {
         r = e->ops->open(&e->params, &state);
         if (r < 0) {
                 export_final_error(e, CTL_ERROR_UNAVAILABLE, "cannot open source %s: %s", e->name,
-                                   errno_text(r, eb, sizeof(eb)));
+                                   open_error_text(e, r, eb, sizeof(eb)));
                 return;
         }
         n = ctl_reply_format_start(e->samples, e->rows, msg, sizeof(msg));
@@ -502,7 +513,7 @@ static void export_run(Export *e) {
                         r = e->ops->open(&e->params, &state);
                         if (r < 0) {
                                 export_final_error(e, CTL_ERROR_UNAVAILABLE, "reopening source %s for row %u: %s",
-                                                   e->name, row + 1, errno_text(r, eb, sizeof(eb)));
+                                                   e->name, row + 1, open_error_text(e, r, eb, sizeof(eb)));
                                 return;
                         }
                 }
@@ -584,6 +595,7 @@ static int export_start(Conn *conn, const CtlRequest *req, const SourceOps *ops,
         }
         e->params.path = e->path;
         e->params.sysfs_dir = e->sysfs_dir;
+        e->params.selftest = &e->selftest;
 
         /* The loop lets go of the connection before the thread takes it. */
         conn->io = sd_event_source_disable_unref(conn->io);

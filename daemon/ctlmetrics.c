@@ -38,11 +38,11 @@ static const char *const counters[] = {
         "samples", "blocks", "credited_bits", "rct", "apt", "permanent_rct", "permanent_apt", "read_errors",
         "blocks_in", "blocks_served", "blocks_seeded", "blocks_purged", "bytes_served", "credited_bits_in",
         "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count", "requests",
-        "vm_generation_changes", "vm_blocks_purged", "rekeys",
+        "vm_generation_changes", "vm_blocks_purged", "rekeys", "windows", "flagged_windows", "stops",
 };
 
 /* Free text (error messages): no label value, and not a state. */
-static const char *const texts[] = { "last_error", "error", "name", "kind", "reason", "date" };
+static const char *const texts[] = { "last_error", "error", "name", "kind", "reason", "date", "detail" };
 
 static const struct {
         const char *name, *help;
@@ -73,6 +73,17 @@ static const struct {
         { "truerandom_source_credited_bits_total", "entropy bits credited" },
         { "truerandom_source_failures_rct_total", "repetition count test failures" },
         { "truerandom_source_failures_apt_total", "adaptive proportion test failures" },
+        { "truerandom_source_selftest_result", "the sampler self-test at open, as a label (passed, or why not)" },
+        { "truerandom_source_selftest_step", "clock step the jitter source divides its deltas by" },
+        { "truerandom_source_selftest_distinct", "distinct 8-bit samples in the self-test's window" },
+        { "truerandom_source_selftest_row_max", "most common value's count in the first 1000 samples after open" },
+        { "truerandom_source_running_check_state", "the running check, as a label (pending, ok, flagged, stopped)" },
+        { "truerandom_source_running_check_estimate_bits",
+          "last window's most-common-value min-entropy estimate (SP 800-90B 6.3.1), bits per sample" },
+        { "truerandom_source_running_check_bound_bits", "estimate below which a window is flagged: twice the credit" },
+        { "truerandom_source_running_check_windows_total", "windows the running check judged" },
+        { "truerandom_source_running_check_flagged_windows_total", "windows below the bound" },
+        { "truerandom_source_running_check_stops_total", "times the running check stopped crediting the source" },
         { "truerandom_store_fill", "conditioned blocks ready" },
         { "truerandom_store_capacity", "conditioned blocks the store holds" },
         { "truerandom_store_bytes_served_total", "bytes served from /dev/truerandom" },

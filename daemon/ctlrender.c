@@ -184,6 +184,35 @@ static void render_assessment(Obj *s, FILE *out) {
                             fmt_count(as, "samples", b2));
 }
 
+/* The self-test at open and the running check, under the source's line. */
+static void render_checks(Obj *s, FILE *out) {
+        Obj *t = ctl_status_get_object(s, "selftest"), *rc = ctl_status_get_object(s, "running_check");
+        const char *result = ctl_status_get_string(t, "result"), *state = ctl_status_get_string(rc, "state");
+        char r1[24], d1[72], c1[16], c2[16], c3[16], c4[16], c5[16];
+        double samples, low;
+
+        if (result && strcmp(result, "passed") != 0) {
+                status_line(out, "        self-test FAILED (%s):", clip(t, "result", r1, 20));
+                status_line(out, "          %s", clip(t, "detail", d1, 70));
+        } else if (result && ctl_status_get_number(t, "window", &samples) && samples > 0 &&
+                   ctl_status_get_number(t, "low_bit", &low)) {
+                status_line(out, "        self-test passed: step %s, %s values, low bit %.0f%% one value, row max %s",
+                            fmt_count(t, "step", c1), fmt_count(t, "distinct", c2), 100.0 * low / samples,
+                            fmt_count(t, "row_max", c3));
+        } else if (result) {
+                status_line(out, "        self-test passed: %s words, none repeated", fmt_count(t, "words", c1));
+        }
+        if (!state)
+                return;
+        if (strcmp(state, "pending") == 0)
+                status_line(out, "        running: pending (an estimate every %s samples)", fmt_count(rc, "window", c1));
+        else
+                status_line(out, "        running: %s, %s bits (bound %s), %s of %s flagged, %s stops",
+                            clip(rc, "state", r1, 8), fmt_decimal(rc, "estimate_bits", 3, c1),
+                            fmt_decimal(rc, "bound_bits", 3, c2), fmt_count(rc, "flagged_windows", c3),
+                            fmt_count(rc, "windows", c4), fmt_count(rc, "stops", c5));
+}
+
 static void render_source(Obj *s, FILE *out) {
         char nb[8], sb[20], err[64], c1[16], c2[16], c3[16], c4[16], c5[16];
         Obj *f = ctl_status_get_object(s, "failures");
@@ -208,6 +237,7 @@ static void render_source(Obj *s, FILE *out) {
         if (ctl_status_get_string(s, "last_error"))
                 status_line(out, "        last error: %s (%s read errors)", clip(s, "last_error", err, 48),
                             fmt_count(s, "read_errors", c1));
+        render_checks(s, out);
 }
 
 static void render_device(Obj *d, FILE *out) {

@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,10 +177,54 @@ static void check_ready(Daemon *d) {
 /* sources                                                             */
 
 
+/* The self-test a source ran when its collector opened it. */
+static void log_selftest(ConfigSource id, const CollectorStats *st) {
+        const char *name = config_source_name(id);
+        LogFields f = { .source = name, .selftest = selftest_reason_to_string(st->selftest.reason) };
+        char what[256];
+
+        if (!st->selftest.run)
+                return;
+        selftest_describe(&st->selftest, what, sizeof(what));
+        if (st->selftest.reason == SELFTEST_PASSED)
+                log_fields(LOG_INFO, &f, "source %s: sampler self-test %s", name, what);
+        else
+                log_fields(LOG_ERR, &f, "source %s: sampler self-test failed: %s; the source is unavailable and "
+                           "never credited", name, what);
+}
+
+/* The running check's events between two looks at the stats. */
+static void log_running_check(const char *name, uint32_t credit, const OnlineStats *was, const OnlineStats *now) {
+        LogFields f = { .source = name, .health_test = "MCV" };
+        double h = online_estimate_bits(now->last_max), c = credit / 1000.0, bound = fmin(2 * c, 8.0);
+        char why[96];
+
+        if (now->stops > was->stops) {
+                if (now->last_max > now->cutoff_stop)
+                        snprintf(why, sizeof(why), "below its credit (%.3f)", c);
+                else
+                        snprintf(why, sizeof(why), "below twice its credit (%.3f) for %u windows in a row", bound,
+                                 ONLINE_STOP_WINDOWS);
+                log_fields(LOG_ERR, &f,
+                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) %s; "
+                           "crediting stopped and its unserved blocks purged until %u windows in a row are clean",
+                           name, h, ONLINE_WINDOW, why, ONLINE_RECOVER_WINDOWS);
+        } else if (now->flagged > was->flagged && (was->state == ONLINE_OK || was->state == ONLINE_PENDING))
+                log_fields(LOG_WARNING, &f,
+                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) is below "
+                           "twice its credit (%.3f); still credited, stopped after %u such windows in a row",
+                           name, h, ONLINE_WINDOW, bound, ONLINE_STOP_WINDOWS);
+        if (was->state == ONLINE_STOPPED && now->state != ONLINE_STOPPED && now->stops == was->stops)
+                log_fields(LOG_NOTICE, &f, "source %s: running estimate back to %.3f bits/sample for %u windows; "
+                           "credited again", name, h, ONLINE_RECOVER_WINDOWS);
+}
+
 static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
         const char *name = config_source_name(id);
         const CollectorStats *was = &slot->last;
         LogFields f = { .source = name };
+
+        log_running_check(name, now->credit_mbits, &was->online, &now->online);
 
         if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
                 f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
@@ -264,6 +309,7 @@ int daemon_source_start(Daemon *d, ConfigSource i) {
         if (r < 0)
                 return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
         collector_get_stats(slot->collector, &slot->last);
+        log_selftest(i, &slot->last);
         slot->passed_startup = false;
         if (d->sources_started && (r = collector_start(slot->collector)) < 0)
                 return log_error_errno(r, "starting source %s", config_source_name(i));

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ uint64_t daemon_now_usec(void) {
 const char *daemon_source_error(int error) {
         if (error == -EPERM || error == 0)
                 return "no credit justified (virtio-rng, rng_quality 0)";
+        if (error == -EDOM)
+                return "sampler self-test failed";
         return strerror(-error);
 }
 
@@ -70,6 +73,61 @@ static void append(struct json_object *a, struct json_object *e, int *r) {
                 if (r_ < 0)                             \
                         r = r_;                         \
         } while (0)
+
+/* The self-test the source ran at open; null for a source without one. */
+static struct json_object *selftest_json(const SelftestResult *st) {
+        struct json_object *o;
+        char detail[256];
+        int r = 0;
+
+        if (!st->run)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        ADD(o, "result", json_object_new_string(selftest_reason_to_string(st->reason)));
+        ADD(o, "detail", json_object_new_string(selftest_describe(st, detail, sizeof(detail))));
+        if (st->words) {
+                ADD(o, "words", json_object_new_uint64(st->words));
+                return finish(o, r);
+        }
+        ADD(o, "step", json_object_new_uint64(st->step));
+        ADD(o, "warmup", json_object_new_uint64(st->warmup));
+        ADD(o, "window", json_object_new_uint64(st->samples));
+        ADD(o, "backwards", json_object_new_uint64(st->backwards));
+        ADD(o, "zero_deltas", json_object_new_uint64(st->zero));
+        ADD(o, "distinct", json_object_new_uint64(st->distinct));
+        ADD(o, "stuck", json_object_new_uint64(st->stuck));
+        ADD(o, "low_bit", json_object_new_uint64(st->low_bit));
+        ADD(o, "lag", json_object_new_uint64(st->lag));
+        ADD(o, "lag_match", json_object_new_uint64(st->lag_match));
+        ADD(o, "row_max", json_object_new_uint64(st->row_max));
+        return finish(o, r);
+}
+
+/* The running check; null for a source that never ran (nothing credited). */
+static struct json_object *running_check_json(const CollectorStats *st) {
+        const OnlineStats *on = &st->online;
+        struct json_object *o;
+        int r = 0;
+
+        if (st->credit_mbits == 0)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        ADD(o, "state", json_object_new_string(online_state_to_string(on->state)));
+        ADD(o, "window", json_object_new_uint64(ONLINE_WINDOW));
+        ADD(o, "windows", json_object_new_uint64(on->windows));
+        ADD(o, "flagged_windows", json_object_new_uint64(on->flagged));
+        ADD(o, "stops", json_object_new_uint64(on->stops));
+        ADD(o, "bound_bits", fixed(fmin(2.0 * st->credit_mbits / 1000.0, 8.0), 3));
+        /* null until the first window ends */
+        if (json_object_object_add(o, "estimate_bits", on->windows ? fixed(online_estimate_bits(on->last_max), 3)
+                                                                   : NULL) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
 
 static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) {
         const SourceConfig *sc = &d->config.source[i];
@@ -119,9 +177,11 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         }
         ADD(o, "failures", f);
         ADD(o, "read_errors", json_object_new_uint64(st.read_errors));
-        /* null is a value here: "no error yet". */
+        /* null is a value here: "no error yet", "no self-test", "never ran". */
         if (json_object_object_add(o, "last_error",
-                                   st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0)
+                                   st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0 ||
+            json_object_object_add(o, "selftest", selftest_json(&st.selftest)) < 0 ||
+            json_object_object_add(o, "running_check", running_check_json(&st)) < 0)
                 r = -ENOMEM;
 done:
         return finish(o, r);

@@ -10,6 +10,8 @@
  *   - no block holds a sample read before a store_purge_all() (the machine
  *     was cloned): the partial block restarts when the store's epoch moved,
  *     and a block finished across a purge is refused by the store;
+ *   - so does the running check when it stops crediting, and while it is
+ *     stopped no sample is absorbed (it keeps counting them, to resume);
  *   - device errors back off exponentially (10 ms .. 1 s) on a condition
  *     variable that collector_free() signals, so a broken device never spins
  *     and never delays shutdown by more than one source read (~1 s).
@@ -47,6 +49,7 @@ struct Collector {
 
         /* Owned by whoever steps: the thread, or a test calling step. */
         HealthTest health;
+        OnlineCheck online;
         Conditioner *conditioner;
         uint64_t epoch;                /* the store's, when the partial block began */
         bool stale;                    /* this chunk was read before a purge */
@@ -196,6 +199,28 @@ static void collector_read_succeeded(Collector *c) {
                 collector_wake(c);
 }
 
+/* A window of the running check ended. Returns true when crediting
+ * stops: the caller drops what it has not absorbed yet. The loop hears of
+ * every window (once per 65,536 samples) with its figures already in the
+ * stats, so a stopped source, which makes no blocks to wake it, is still
+ * logged at once. */
+static bool collector_online_event(Collector *c, OnlineEvent e) {
+        SourceState s = c->stats.state;
+
+        collector_lock(c);
+        c->stats.online = c->online.stats;
+        collector_unlock(c);
+        collector_wake(c);
+        if (e == ONLINE_EVENT_STOP) {
+                collector_discard(c);
+                collector_set_state(c, SOURCE_FAILED_ESTIMATE);
+                return true;
+        }
+        if (e == ONLINE_EVENT_RESUME && s == SOURCE_FAILED_ESTIMATE)
+                collector_set_state(c, c->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY);
+        return false;
+}
+
 ssize_t collector_step(Collector *c, size_t max_samples) {
         size_t n, start = 0, i;
         ssize_t got;
@@ -223,8 +248,14 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
 
         for (i = 0; i < (size_t) got; i++) {
                 HealthVerdict v = health_feed(&c->health, c->samples[i]);
+                OnlineEvent e = online_feed(&c->online, c->samples[i]);
 
-                if (v == HEALTH_OK) {
+                /* On a stop, the run so far belongs to the window that
+                 * failed: it is dropped unabsorbed (what was put is purged),
+                 * and from here on nothing is credited. */
+                if (e != ONLINE_EVENT_NONE && collector_online_event(c, e))
+                        start = i;
+                if (v == HEALTH_OK && !online_stopped(&c->online)) {
                         if (c->stats.state != SOURCE_HEALTHY)
                                 collector_set_state(c, SOURCE_HEALTHY);
                         continue;
@@ -237,8 +268,8 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 start = i + 1;
                 if (r < 0)
                         break;
-                if (v == HEALTH_STARTUP)
-                        continue;
+                if (v == HEALTH_OK || v == HEALTH_STARTUP)
+                        continue; /* not credited while the running check is stopped */
 
                 if (health_verdict_permanent(v)) {
                         collector_discard(c);
@@ -253,8 +284,10 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 }
 
                 /* Intermittent: nothing is credited again until a new
-                 * startup test passed, so one purge per episode is enough. */
-                if (c->stats.state != SOURCE_FAILED_INTERMITTENT) {
+                 * startup test passed, so one purge per episode is enough.
+                 * A stopped running check is purged already and keeps the
+                 * state: it is what stands between the source and credit. */
+                if (c->stats.state != SOURCE_FAILED_INTERMITTENT && !online_stopped(&c->online)) {
                         collector_discard(c);
                         collector_set_state(c, SOURCE_FAILED_INTERMITTENT);
                 }
@@ -268,6 +301,7 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
         c->stats.samples += (uint64_t) got;
         c->stats.fail_rct = c->health.fail_rct;
         c->stats.fail_apt = c->health.fail_apt;
+        c->stats.online = c->online.stats;
         collector_unlock(c);
 
         return r < 0 ? r : got;
@@ -351,6 +385,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret) {
         pthread_condattr_t attr;
+        SourceParams p;
         Collector *c;
         uint32_t max;
         int r;
@@ -393,7 +428,9 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         }
 
         c->stats.state = SOURCE_UNAVAILABLE;
-        r = ops->open(params, &c->source);
+        p = params ? *params : (SourceParams) { 0 };
+        p.selftest = &c->stats.selftest;
+        r = ops->open(&p, &c->source);
         if (r == -ENOMEM)
                 goto fail;
         if (r < 0) {
@@ -417,6 +454,10 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         r = health_init(&c->health, credit_mbits);
         if (r < 0)
                 goto fail;
+        r = online_init(&c->online, credit_mbits);
+        if (r < 0)
+                goto fail;
+        c->stats.online = c->online.stats;
         c->stats.credit_mbits = credit_mbits;
         c->stats.state = SOURCE_STARTUP;
 
@@ -473,6 +514,7 @@ Collector *collector_free(Collector *c) {
         conditioner_free(c->conditioner);
         secret_free(c->samples);
         sodium_memzero(&c->health, sizeof(c->health));
+        sodium_memzero(&c->online, sizeof(c->online));
         pthread_cond_destroy(&c->stop_changed);
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -498,6 +540,7 @@ const char *source_state_to_string(SourceState s) {
                 [SOURCE_FAILED_INTERMITTENT] = "failed-intermittent",
                 [SOURCE_FAILED_PERMANENT] = "failed-permanent",
                 [SOURCE_UNAVAILABLE] = "unavailable",
+                [SOURCE_FAILED_ESTIMATE] = "failed-estimate",
         };
 
         if ((unsigned) s >= _SOURCE_STATE_MAX)

@@ -6,7 +6,11 @@
  * partial block, purges its unserved blocks from the store and re-runs the
  * startup test; on a permanent one it stops for good. After a
  * store_purge_all() (a cloned machine) its partial block starts afresh: no
- * sample read before the purge reaches a block. Device errors back off
+ * sample read before the purge reaches a block. The running check
+ * (online.h) watches every sample too: when it stops crediting, the same
+ * discard and purge happen, and nothing is credited until it resumes.
+ * The source's self-test at open (selftest.h) is kept in the stats; a
+ * failed one leaves the collector unavailable (last_error -EDOM). Device errors back off
  * exponentially (10 ms .. 1 s); they never spin. Nothing here logs: the wake
  * callback tells the loop thread that blocks or events are ready, and the loop
  * reads collector_get_stats() to log changes.
@@ -18,6 +22,7 @@
 #include <stdint.h>
 
 #include "health.h"
+#include "online.h"
 #include "source.h"
 #include "store.h"
 
@@ -26,7 +31,8 @@ typedef enum SourceState {
         SOURCE_HEALTHY,
         SOURCE_FAILED_INTERMITTENT,  /* last health verdict failed; startup re-runs */
         SOURCE_FAILED_PERMANENT,     /* disabled */
-        SOURCE_UNAVAILABLE,          /* open failed, or device errors */
+        SOURCE_UNAVAILABLE,          /* open failed (its self-test too), or device errors */
+        SOURCE_FAILED_ESTIMATE,      /* the running check stopped crediting it */
         _SOURCE_STATE_MAX,
 } SourceState;
 
@@ -43,6 +49,8 @@ typedef struct CollectorStats {
         uint64_t permanent_apt;
         uint64_t read_errors;         /* device errors; -EAGAIN ("nothing now") backs off uncounted */
         int last_error;               /* -errno of the last read error, 0 if none */
+        SelftestResult selftest;      /* at open; run = false: the source has none */
+        OnlineStats online;           /* the running check */
 } CollectorStats;
 
 typedef struct Collector Collector;
@@ -53,7 +61,8 @@ typedef void (*CollectorWakeFn)(void *userdata);
 /* Opens the source (an unavailable source still yields a collector in state
  * SOURCE_UNAVAILABLE, so status can show it). credit_mbits 1..8000 is capped by
  * the source's max_credit(); when that leaves 0 the collector is
- * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). */
+ * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). The
+ * source's self-test lands in the stats (params->selftest is not used). */
 int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret);

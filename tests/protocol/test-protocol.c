@@ -1135,6 +1135,7 @@ static Harness *auto_harness(AutoWorld *w, bool credit_auto, uint32_t credit_mbi
         return h;
 }
 
+/* The file source's entry in a status. */
 static const CtlStatusObject *file_source(const CtlStatus *j) {
         for (size_t i = 0; i < ctl_status_get_count(ctl_status_root(j), "sources"); i++) {
                 const CtlStatusObject *s = ctl_status_get_element(ctl_status_root(j), "sources", i);
@@ -1369,6 +1370,101 @@ static void test_auto_reload_while_assessing(void **state) {
         harness_free(h);
 }
 
+/* A source that degrades while the daemon serves from it: two windows of
+ * the running check good, then one value at 74 % of the samples, above
+ * what its credit of 0.5 bit allows (2^-0.5 = 71 %). The running check
+ * stops crediting it at the end of that window: its blocks are purged,
+ * /dev/truerandom stops serving, and status says so in every field. */
+static void test_running_check_stops_truerandom(void **state) {
+        enum { WINDOW = 65536 };
+        Harness *h = harness_new();
+        uint8_t *data = malloc(4 * WINDOW), buf[4096];
+        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'a', 'd' };
+        const CtlStatusObject *file, *rc;
+        uint64_t until = now_ms() + 60000;
+        char log[160], text[8192] = "";
+        int saved_stderr, fd;
+        double v;
+        CtlStatus *j = NULL;
+        FkFile nb;
+
+        assert_non_null(data);
+        randombytes_buf_deterministic(data, 4 * WINDOW, seed);
+        for (size_t i = 2 * WINDOW; i < 4 * WINDOW; i++)
+                if (data[i] < 190) /* 74 % */
+                        data[i] = 0x42;
+        write_file(h->samples, data, 4 * WINDOW);
+        free(data);
+        h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
+        /* What the daemon logs (to stderr here, as outside systemd). */
+        snprintf(log, sizeof(log), "%s/stderr", h->dir);
+        fflush(stderr);
+        saved_stderr = dup(STDERR_FILENO);
+        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(saved_stderr >= 0 && fd >= 0);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        close(fd);
+        assert_int_equal(harness_start(h), 0);
+        nb = h->trng;
+        nb.flags |= O_NONBLOCK;
+
+        /* Readers drain the store, so the source keeps sampling. */
+        for (;;) {
+                ssize_t n = fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf));
+
+                assert_true(n > 0 || n == -EAGAIN);
+                ctl_status_free(j);
+                j = control_status(h);
+                rc = ctl_status_get_object(file_source(j), "running_check");
+                if (ctl_status_get_number(rc, "stops", &v) && v > 0)
+                        break;
+                assert_true(now_ms() < until);
+                if (n == -EAGAIN)
+                        sleep_ms(5);
+        }
+        file = file_source(j);
+        print_message("stopped after %.0f samples\n", ctl_status_get_number(file, "samples", &v) ? v : -1);
+        assert_string_equal(ctl_status_get_string(file, "state"), "failed-estimate");
+        assert_string_equal(ctl_status_get_string(rc, "state"), "stopped");
+        /* The source goes on sampling (readers wait): by the time status
+         * is asked, later windows may have been judged too. The file loops
+         * two good windows, two bad: never four good in a row to resume. */
+        assert_true(ctl_status_get_number(rc, "windows", &v) && v >= 3);
+        assert_true(ctl_status_get_number(rc, "flagged_windows", &v) && v >= 1);
+        assert_true(ctl_status_get_number(rc, "bound_bits", &v) && v == 1.0);
+        assert_true(ctl_status_get_number(rc, "estimate_bits", &v));
+        /* file sources have no self-test */
+        assert_null(ctl_status_get_object(file, "selftest"));
+        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
+        assert_int_equal(ctl_status_health(j), CTL_HEALTH_NOT_SERVING);
+        assert_true(ctl_status_get_number(ctl_status_get_object(ctl_status_root(j), "store"), "fill", &v) && v == 0);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
+        ctl_status_free(j);
+
+        /* The loop logs when the collector wakes it, which may come after
+         * status showed the stop. */
+        until = now_ms() + 10000;
+        do {
+                ssize_t n;
+
+                fd = open(log, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                n = read(fd, text, sizeof(text) - 1);
+                close(fd);
+                text[n > 0 ? n : 0] = '\0';
+                if (strstr(text, "source file: running estimate "))
+                        break;
+                sleep_ms(10);
+        } while (now_ms() < until);
+        fflush(stderr);
+        assert_int_equal(dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
+        close(saved_stderr);
+        fputs(text, stderr);
+        assert_non_null(strstr(text, "source file: running estimate "));
+        assert_non_null(strstr(text, " below its credit (0.500); crediting stopped and its unserved blocks purged"));
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -1390,6 +1486,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_auto_credit_file, teardown),
                 cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
                 cmocka_unit_test_teardown(test_auto_credit_justifies_nothing, teardown),
+                cmocka_unit_test_teardown(test_running_check_stops_truerandom, teardown),
         };
         sigset_t ss;
 

@@ -56,7 +56,14 @@ def source(name, state="healthy", credited=True):
             "read_errors": 0, "last_error": None,
             "credit_origin": "auto", "credit_cap_bits": 1.0,
             "estimate": {"min_entropy": 0.6, "h_original": 0.6, "h_bitstring": 0.1, "bound_bits": 0.3,
-                         "samples": 1000000, "date": "2026-12-03T13:13:31Z", "age_s": 86400, "measured": "stored"}}
+                         "samples": 1000000, "date": "2026-12-03T13:13:31Z", "age_s": 86400, "measured": "stored"},
+            "selftest": {"result": "passed", "detail": "passed (step 2, ...)", "step": 2, "warmup": 8192,
+                         "window": 4096, "backwards": 0, "zero_deltas": 0, "distinct": 190, "stuck": 301,
+                         "low_bit": 2101, "lag": 5, "lag_match": 181, "row_max": 61},
+            "running_check": {"state": "stopped" if state == "failed-estimate" else "ok", "window": 65536,
+                              "windows": 153, "flagged_windows": 5 if state == "failed-estimate" else 0,
+                              "stops": 1 if state == "failed-estimate" else 0, "bound_bits": 0.6,
+                              "estimate_bits": 0.412 if state == "failed-estimate" else 4.312}}
 
 
 SERVING = {
@@ -87,6 +94,8 @@ def variant(change):
 
 
 DEGRADED = variant(lambda s: s["sources"].__setitem__(1, source("hwrng", "failed-permanent")))
+# The running check stopped crediting jitter: degraded too.
+ESTIMATE = variant(lambda s: s["sources"].__setitem__(0, source("jitter", "failed-estimate")))
 STARTING = variant(lambda s: s.update(ready=False, trng_serving=False))
 CLOSED = variant(lambda s: s.update(trng_serving=False))
 # One source left healthy of the two that min_healthy 2 asks for, yet an old
@@ -205,6 +214,7 @@ def check_metrics(text, status, what):
 with tempfile.TemporaryDirectory() as tmp:
     sock = os.path.join(tmp, "control")
     for name, status, verdict in (("serving", SERVING, 0), ("degraded", DEGRADED, 1),
+                                  ("running check stopped", ESTIMATE, 1),
                                   ("fewer than min_healthy", UNDER_MIN, 1), ("starting", STARTING, 2),
                                   ("/dev/truerandom closed", CLOSED, 2), ("reload refused", REFUSED, 0)):
         d = FakeDaemon(sock, b"ok " + json.dumps(status).encode())
@@ -225,6 +235,11 @@ with tempfile.TemporaryDirectory() as tmp:
                     refused = [l for l in lines if "REFUSED" in l]
                     check(len(refused) == 1 and refused[0].endswith(">"),
                           "refused reload shown, its cut line marked: %r" % refused)
+                if status is ESTIMATE:
+                    check(any(l == "        running: stopped, 0.412 bits (bound 0.600), 5 of 153 flagged, "
+                                   "1 stops" for l in lines), "text shows the running check stopped")
+                    check(any(l.startswith("        self-test passed: step 2, 190 values") for l in lines),
+                          "text shows the self-test")
                 if status is CLOSED:
                     check(any(l.startswith("/dev/truerandom: not serving") for l in lines),
                           "text says /dev/truerandom is not serving")

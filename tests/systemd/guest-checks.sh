@@ -524,7 +524,8 @@ done
 end 7-analyze
 
 # ------------------------------------------------------------------
-# 8. the journal: structured fields on the daemon's messages, a health
+# 8. the journal: structured fields on the daemon's messages (the jitter
+# self-test's TRUERANDOM_SELFTEST among them), a health
 # test failure among them. A restart: a source added by a reload runs only
 # once the store wants blocks again.
 
@@ -542,7 +543,8 @@ entry=$(journalctl -b -o export --no-pager TRUERANDOM_SOURCE=file |
         grep -aE '^(MESSAGE|TRUERANDOM_[A-Z_]*|_SYSTEMD_UNIT)=' | paste -sd'|' -)
 case "$entry" in *_SYSTEMD_UNIT=$UNIT*) ;; *) problem "the health entry is not from $UNIT: $entry" ;; esac
 note "entry: $entry"
-for f in TRUERANDOM_SOURCE=jitter TRUERANDOM_DEVICE=truerandom; do
+# TRUERANDOM_SELFTEST: the jitter source's self-test at open.
+for f in TRUERANDOM_SOURCE=jitter TRUERANDOM_DEVICE=truerandom TRUERANDOM_SELFTEST=passed; do
         c=$(journalctl -b -o cat --no-pager "$f" | wc -l)
         [ "$c" -gt 0 ] || problem "no entry with $f"
         note "$c entries with $f"

@@ -406,6 +406,157 @@ static void test_good_then_stuck_purges(void **state) {
         free(data);
 }
 
+/* ---- the running check --------------------------------------------------- */
+
+/* `windows` running-check windows of samples in which one value (0x42)
+ * takes `permille` of the places, the rest uniform. */
+static void fill_windows(uint8_t *buf, size_t windows, unsigned permille, uint64_t seed) {
+        size_t n = windows * ONLINE_WINDOW;
+        uint64_t x = seed;
+
+        fill_seeded(buf, n, seed);
+        for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if (x % 1000 < permille)
+                        buf[i] = 0x42;
+        }
+}
+
+static void check_online(Collector *c, OnlineState state, uint64_t windows, uint64_t flagged, uint64_t stops) {
+        CollectorStats st;
+
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.state, state);
+        assert_int_equal(st.online.windows, windows);
+        assert_int_equal(st.online.flagged, flagged);
+        assert_int_equal(st.online.stops, stops);
+}
+
+/* Credit 0.5 bit: a window is flagged when its most common value is above
+ * 1/2 (beyond doubt: more than 33,670 of 65,536), and crediting stops at
+ * the fourth flagged window in a row. Good (uniform) for 4 windows, then
+ * 6 windows of one value at 60 %, then good again. */
+static void test_running_check_degrades(void **state) {
+        enum { GOOD = 4, BAD = 6, AFTER = 5, TOTAL = GOOD + BAD + AFTER };
+        uint8_t *data = malloc((size_t) TOTAL * ONLINE_WINDOW);
+        uint8_t block[STORE_BLOCK_SIZE];
+        uint64_t blocks_at_stop, credited_at_stop;
+        CollectorStats st;
+        StoreStats ss;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        fill_windows(data, GOOD, 0, 11);
+        fill_windows(data + GOOD * ONLINE_WINDOW, BAD, 600, 12);
+        fill_windows(data + (GOOD + BAD) * ONLINE_WINDOW, AFTER, 0, 13);
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, (size_t) TOTAL * ONLINE_WINDOW);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.cutoff_flag, 33670);
+        check_online(c, ONLINE_PENDING, 0, 0, 0);
+
+        /* A good stream never trips it. */
+        step_until(c, GOOD * ONLINE_WINDOW);
+        check_online(c, ONLINE_OK, GOOD, 0, 0);
+        collector_get_stats(c, &st);
+        assert_true(st.online.last_max < 400);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        /* Ten blocks reach readers. */
+        for (int i = 0; i < 10; i++)
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+
+        /* Flagged three times, still credited (the margin is gone, the
+         * credit itself still holds). */
+        step_until(c, (GOOD + 3) * ONLINE_WINDOW);
+        check_online(c, ONLINE_FLAGGED, GOOD + 3, 3, 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_true(st.online.last_max > st.online.cutoff_flag && st.online.last_max < st.online.cutoff_stop);
+        assert_int_equal(store_fill(s), st.blocks - 10);
+
+        /* The fourth: crediting stops, and nothing made before it is
+         * served after it: the unserved blocks are purged. */
+        step_until(c, (GOOD + 4) * ONLINE_WINDOW);
+        check_online(c, ONLINE_STOPPED, GOOD + 4, 4, 1);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_ESTIMATE);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.fill, 0);
+        assert_int_equal(ss.blocks_purged, st.blocks - 10);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
+        blocks_at_stop = st.blocks;
+        credited_at_stop = st.credited_mbits;
+
+        /* Still bad, then four good windows: nothing credited meanwhile. */
+        step_until(c, (GOOD + BAD + 3) * ONLINE_WINDOW);
+        check_online(c, ONLINE_STOPPED, GOOD + BAD + 3, BAD, 1);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.blocks, blocks_at_stop);
+        assert_int_equal(st.credited_mbits, credited_at_stop);
+        assert_int_equal(store_fill(s), 0);
+
+        /* The fourth good window in a row: it resumes, and credits again. */
+        step_until(c, (GOOD + BAD + 4) * ONLINE_WINDOW);
+        check_online(c, ONLINE_OK, GOOD + BAD + 4, BAD, 1);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.blocks, blocks_at_stop);
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.windows, TOTAL);
+        assert_true(st.blocks > blocks_at_stop);
+        assert_int_equal(store_fill(s), st.blocks - blocks_at_stop);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* One window where the source no longer backs even its credit (one value
+ * at 74 % at credit 0.5: above 2^-0.5 = 71 %) stops crediting at once. */
+static void test_running_check_below_credit(void **state) {
+        uint8_t *data = malloc(3 * ONLINE_WINDOW);
+        CollectorStats st;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        fill_windows(data, 2, 0, 21);
+        fill_windows(data + 2 * ONLINE_WINDOW, 1, 740, 22);
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 3 * ONLINE_WINDOW);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, NULL, NULL, &c), 0);
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.stops, 1);
+        assert_int_equal(st.online.flagged, 1);
+        assert_true(st.online.last_max > st.online.cutoff_stop);
+        assert_int_equal(st.online.state, ONLINE_STOPPED);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        assert_int_equal(store_fill(s), 0);
+        /* A file that ended is unavailable; what stopped it is on record. */
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
 /* A source good for an hour (36,000,000 samples: an hour of a 10 KB/s
  * hwrng, replayed fast) and then stuck: disabled within one read of the
  * fault, every unserved block of its purged, nothing left to serve. */
@@ -431,6 +582,12 @@ static void test_hour_of_good_then_stuck(void **state) {
         assert_int_equal(st.state, SOURCE_HEALTHY);
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
         assert_int_equal(store_fill(s), 1024);
+        /* Uniform bytes at 4 bits are exactly at the running check's
+         * bound (2 x 4 = 8 bits): a window is flagged with probability
+         * at most 256 x 2^-40, and none of these 549 is. */
+        assert_int_equal(st.online.windows, good / ONLINE_WINDOW);
+        assert_int_equal(st.online.flagged, 0);
+        assert_int_equal(st.online.state, ONLINE_OK);
 
         step_to_end(c);
         collector_get_stats(c, &st);
@@ -465,15 +622,30 @@ static uint64_t fake_clock(void) {
 
 static void test_jitter_clock_stands_still(void **state) {
         SourceParams p = { .jitter_buffer = 65536, .jitter_clock = fake_clock };
+        SelftestResult result = { 0 };
         CollectorStats st;
         Collector *c;
         Store *s;
         void *j;
 
-        /* Standing still from the start: nothing to measure, no source. */
+        /* Standing still from the start: nothing to measure; the self-test
+         * refuses it, and a collector of it is unavailable and says why. */
         atomic_store(&clock_reads, 0);
         clock_freeze = 0;
-        assert_int_equal(source_jitter.open(&p, &j), -ENODEV);
+        p.selftest = &result;
+        assert_int_equal(source_jitter.open(&p, &j), -EDOM);
+        assert_int_equal(result.reason, SELFTEST_COARSE_CLOCK);
+        p.selftest = NULL;
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_jitter, &p, 150, 7, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -EDOM);
+        assert_true(st.selftest.run);
+        assert_int_equal(st.selftest.reason, SELFTEST_COARSE_CLOCK);
+        assert_int_equal(collector_step(c, 4096), -ENODEV);
+        collector_free(c);
+        store_free(s);
 
         /* Standing still later: its samples are all zero, the repetition
          * count test disables it, and it reads no more. */
@@ -838,6 +1010,8 @@ int main(void) {
                 cmocka_unit_test_setup(test_stuck_source_disabled, reset_fake),
                 cmocka_unit_test_setup(test_good_then_stuck_purges, reset_fake),
                 cmocka_unit_test_setup(test_hour_of_good_then_stuck, reset_fake),
+                cmocka_unit_test_setup(test_running_check_degrades, reset_fake),
+                cmocka_unit_test_setup(test_running_check_below_credit, reset_fake),
                 cmocka_unit_test_setup(test_jitter_clock_stands_still, reset_fake),
                 cmocka_unit_test_setup(test_intermittent_recovers, reset_fake),
                 cmocka_unit_test_setup(test_hwrng_errors_step, reset_fake),

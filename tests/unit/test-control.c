@@ -99,6 +99,17 @@ static int nodev_open(const SourceParams *p, void **ret) {
         return -ENODEV;
 }
 
+/* Opens once, then fails its self-test (a missed clock step), as a jitter
+ * source on a machine whose clock changed under it would. */
+static int selftest_open(const SourceParams *p, void **ret) {
+        if (atomic_load(&fake_opens) == 0)
+                return fake_open(p, ret);
+        if (p && p->selftest)
+                *p->selftest = (SelftestResult){ .run = true, .reason = SELFTEST_CONSTANT_LOW_BIT, .samples = 4096,
+                                                 .low_bit = 4092 };
+        return -EDOM;
+}
+
 static uint32_t fake_max_credit(void *state) {
         return UINT32_MAX;
 }
@@ -112,6 +123,7 @@ static const SourceOps fake_ops = { "fake", 1000, fake_open, fake_read, fake_max
 static const SourceOps flaky_ops = { "flaky", 1000, fake_open, flaky_read, fake_max_credit, fake_close };
 static const SourceOps broken_ops = { "broken", 1000, fake_open, broken_read, fake_max_credit, fake_close };
 static const SourceOps nodev_ops = { "nodev", 1000, nodev_open, fake_read, fake_max_credit, fake_close };
+static const SourceOps selftest_ops = { "selftest", 1000, selftest_open, fake_read, fake_max_credit, fake_close };
 
 /* ---- the daemon's side ------------------------------------------------------------ */
 
@@ -152,6 +164,7 @@ static int stub_raw_source(void *userdata, const char *name, const SourceOps **r
                 { "flaky", &flaky_ops },
                 { "broken", &broken_ops },
                 { "nodev", &nodev_ops },
+                { "selftest", &selftest_ops },
                 { "file", &source_file },
         };
 
@@ -461,6 +474,24 @@ static void test_raw_sources_refused(void **state) {
         assert_closed(e, fd, buf);
 }
 
+/* A restart capture whose source fails its self-test at a reopen ends
+ * there, and says which check failed with its figure. */
+static void test_raw_selftest_fails(void **state) {
+        Env *e = *state;
+        uint8_t buf[CTL_REPLY_MAX], out[30];
+        const char *why = "row 2: sampler self-test failed: low bit of the reduced delta 4092 of 4096";
+        CtlReply r;
+        int fd;
+
+        fd = ask(e, 0, "truerandom-control/1 raw source=selftest samples=10 rows=3", buf, &r);
+        assert_int_equal(r.kind, CTL_REPLY_START);
+        assert_int_equal(collect(e, fd, buf, out, sizeof(out), &r), 10);
+        assert_error(&r, CTL_ERROR_UNAVAILABLE);
+        if (!memmem(r.payload, r.payload_size, why, strlen(why)))
+                fail_msg("%.*s", (int) r.payload_size, (const char *) r.payload);
+        assert_closed(e, fd, buf);
+}
+
 static void test_raw_source_ends(void **state) {
         Env *e = *state;
         uint8_t buf[CTL_REPLY_MAX], out[FILE_SIZE];
@@ -660,6 +691,7 @@ int main(void) {
                 T(test_raw_file_restart),
                 T(test_raw_sources_refused),
                 T(test_raw_source_ends),
+                T(test_raw_selftest_fails),
                 T(test_raw_flaky),
                 T(test_malformed_then_served),
                 T(test_one_request_per_connection),

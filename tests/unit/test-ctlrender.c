@@ -145,6 +145,27 @@ static void test_status_credit_origin(void **state) {
         free(text);
 }
 
+/* A self-test that failed says which check and why, cut to its column;
+ * a running check with no window yet says so. */
+static void test_status_checks(void **state) {
+        char *text = render("{\"version\":3,\"ready\":true,\"sources\":[{\"name\":\"jitter\",\"credited\":true,"
+                            "\"state\":\"unavailable\",\"last_error\":\"sampler self-test failed\","
+                            "\"selftest\":{\"result\":\"constant-low-bit\",\"detail\":\"low bit of the reduced delta "
+                            "4092 of 4096 one value (limit 3840): a missed clock step\",\"window\":4096,"
+                            "\"low_bit\":4092},\"running_check\":null},"
+                            "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"startup\","
+                            "\"selftest\":{\"result\":\"passed\",\"words\":64},"
+                            "\"running_check\":{\"state\":\"pending\",\"window\":65536,\"estimate_bits\":null}}]}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "        last error: sampler self-test failed (- read errors)\n"
+                                     "        self-test FAILED (constant-low-bit):\n"
+                                     "          low bit of the reduced delta 4092 of 4096 one value (limit 3840): a m>\n"));
+        assert_non_null(strstr(text, "        self-test passed: 64 words, none repeated\n"
+                                     "        running: pending (an estimate every 65536 samples)\n"));
+        free(text);
+}
+
 static void test_status_extremes(void **state) {
         char json[4096], name[200], want[96];
         char *text;
@@ -187,6 +208,7 @@ int main(void) {
                 cmocka_unit_test(test_status_typical),
                 cmocka_unit_test(test_status_credit_origin),
                 cmocka_unit_test(test_status_extremes),
+                cmocka_unit_test(test_status_checks),
                 cmocka_unit_test(test_status_version_2),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
