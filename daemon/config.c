@@ -43,6 +43,7 @@ typedef enum KeyType {
         KEY_U64,        /* uint64_t in [min, max] */
         KEY_KIB,        /* size_t bytes, written in KiB in [min, max] */
         KEY_CREDIT,     /* uint32_t millibits */
+        KEY_SECONDS,    /* unsigned milliseconds, written in seconds with up to 3 decimals, <= max */
         KEY_PATH,       /* char *: absolute path */
         KEY_PATH_NONE,  /* char *: absolute path, or "none" for NULL */
         KEY_SOCKET,     /* char *: absolute path that fits sockaddr_un */
@@ -76,6 +77,7 @@ static const Key keys[] = {
         POOL(min_healthy, 1, _CONFIG_SOURCE_MAX - 1),     /* every source but kernel */
         POOL(start_delay_ms, 0, 600000),
         { "crng", "reseed_interval", KEY_UNSIGNED, offsetof(Config, reseed_interval), 1, 86400 },
+        { "crng", "min_reseed_interval", KEY_SECONDS, offsetof(Config, min_reseed_interval_ms), 0, 3600000 },
         { "control", "socket", KEY_SOCKET, offsetof(Config, socket_path), 0, 0 },
         SOURCE(JITTER, "jitter", "enable", enable, KEY_BOOL, 0, 0),
         SOURCE(JITTER, "jitter", "credit", credit_mbits, KEY_CREDIT, 0, 0),
@@ -146,6 +148,7 @@ int config_init_defaults(Config *ret) {
                 .min_healthy = 1,
                 .start_delay_ms = 0,
                 .reseed_interval = 60,
+                .min_reseed_interval_ms = 1000,
                 .source = {
                         [CONFIG_SOURCE_JITTER] = {
                                 .enable = true, .credit_mbits = 150,
@@ -227,16 +230,17 @@ static int parse_mode(const char *s, mode_t *ret) {
         return 0;
 }
 
-/* "I[.F]" with I <= 8; millibits, further decimals dropped so that the
- * credit never exceeds what was written; 8 itself only with a zero fraction. */
-static int parse_credit(const char *s, uint32_t *ret) {
+/* "I[.F]": a decimal number in thousandths, further decimals dropped so
+ * that the value never exceeds what was written; at most max thousandths,
+ * and the largest whole value itself only with a zero fraction. */
+static int parse_milli(const char *s, uint32_t max, uint32_t *ret) {
         uint32_t whole = 0, frac = 0;
         bool frac_nonzero = false;
         size_t digits = 0;
 
         for (; *s >= '0' && *s <= '9'; s++, digits++) {
                 whole = whole * 10 + (uint32_t) (*s - '0');
-                if (whole > CREDIT_MBITS_MAX / 1000)
+                if (whole > max / 1000)
                         return -ERANGE;
         }
         if (digits == 0)
@@ -255,7 +259,7 @@ static int parse_credit(const char *s, uint32_t *ret) {
         }
         if (*s)
                 return -EINVAL;
-        if (whole * 1000 == CREDIT_MBITS_MAX && frac_nonzero)
+        if (whole * 1000 + frac > max || (whole * 1000 == max && frac_nonzero))
                 return -ERANGE;
         *ret = whole * 1000 + frac;
         return 0;
@@ -452,8 +456,16 @@ static int apply(Parser *p, const Key *k, const char *value) {
                         *(size_t *) field = (size_t) v * 1024;
                 return 0;
         case KEY_CREDIT:
-                if (parse_credit(value, field) < 0) {
+                if (parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
                         fail(p, -EINVAL, p->lineno, "%s must be a decimal number of bits in [0, 8]", name);
+                        return -EINVAL;
+                }
+                return 0;
+        case KEY_SECONDS:
+                if (parse_milli(value, (uint32_t) k->max, field) < 0) {
+                        fail(p, -EINVAL, p->lineno,
+                             "%s must be a decimal number of seconds in [%llu, %llu], at most 3 decimals", name,
+                             (unsigned long long) k->min / 1000, (unsigned long long) k->max / 1000);
                         return -EINVAL;
                 }
                 return 0;
@@ -535,6 +547,12 @@ static void check(Parser *p) {
         const Config *c = p->config;
         const SourceConfig *file = &c->source[CONFIG_SOURCE_FILE];
 
+        /* A floor above the period would quietly make the periodic reseeds
+         * rarer than configured. */
+        if (c->min_reseed_interval_ms > c->reseed_interval * 1000U)
+                fail(p, -EINVAL, later_line(p, "crng", "min_reseed_interval", "reseed_interval"),
+                     "min_reseed_interval must be at most reseed_interval (%u.%03u s > %u s)",
+                     c->min_reseed_interval_ms / 1000, c->min_reseed_interval_ms % 1000, c->reseed_interval);
         if (c->low_water >= c->store_blocks)
                 fail(p, -EINVAL, later_line(p, "pool", "low_water", "store_blocks"),
                      "low_water must be < store_blocks (%u >= %u)", c->low_water, c->store_blocks);

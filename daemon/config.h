@@ -12,7 +12,8 @@
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
- *   [crng]     reseed_interval (seconds)
+ *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
+ *              3 decimals: the least time between reseeds that take a block)
  *   [control]  socket (path)
  *   [source.jitter]  enable, credit (bits per sample), buffer_kib, accesses
  *   [source.rdseed]  enable, credit
@@ -70,6 +71,7 @@ typedef struct Config {
         unsigned start_delay_ms;
 
         unsigned reseed_interval;
+        unsigned min_reseed_interval_ms;
 
         char *socket_path;
 

@@ -1045,6 +1045,143 @@ static void test_reseed_ioctl_before_readers(void **state) {
         harness_free(h);
 }
 
+static double store_number(Harness *h, const char *key) {
+        CtlStatus *j = control_status(h);
+        double v = json_number(j, "store", key);
+
+        ctl_status_free(j);
+        return v;
+}
+
+/* Until the store holds as many blocks as it can (the sources rest then). */
+static void wait_store_full(Harness *h) {
+        uint64_t until = now_ms() + 30000;
+
+        while (store_number(h, "fill") < store_number(h, "capacity")) {
+                assert_true(now_ms() < until);
+                sleep_ms(10);
+        }
+}
+
+/* What one run of ioctls did to the blocks and how long it took. */
+typedef struct Storm {
+        double reader_blocks; /* blocks that reached /dev/truerandom readers */
+        double seed_blocks;   /* blocks the CRNG took */
+        double made;          /* blocks the source made meanwhile */
+        double seconds;
+} Storm;
+
+/* At least 10,000 ioctls of `cmd` as a privileged caller on the drop-in
+ * random, and on until the source made STORM_BLOCKS blocks, with a
+ * /dev/truerandom reader taking what is stored every 50 of them
+ * (O_NONBLOCK, so it never waits and the ioctls keep coming). */
+#define STORM_BLOCKS 1000
+static Storm storm(Harness *h, unsigned cmd) {
+        FkFile p = h->random, nb = h->trng;
+        uint8_t buf[4096];
+        double made0 = store_number(h, "blocks_in");
+        uint64_t t0 = now_ms();
+        Storm s = {
+                .reader_blocks = -store_number(h, "blocks_served"),
+                .seed_blocks = -store_number(h, "blocks_seeded"),
+        };
+        int v;
+
+        p.caller = priv;
+        nb.flags |= O_NONBLOCK;
+        for (int i = 0; i < 10000 || s.made < STORM_BLOCKS; i++) {
+                if (cmd == RNDGETENTCNT)
+                        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, cmd, &v, sizeof(v)), 0);
+                else
+                        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, cmd, NULL, 0), 0);
+                if (i % 50 == 0)
+                        while (fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)) > 0)
+                                ;
+                if (i % 1000 == 999)
+                        s.made = store_number(h, "blocks_in") - made0;
+        }
+        s.seconds = (double)(now_ms() - t0) / 1000.0;
+        s.reader_blocks += store_number(h, "blocks_served");
+        s.seed_blocks += store_number(h, "blocks_seeded");
+        s.made = store_number(h, "blocks_in") - made0;
+        return s;
+}
+
+/* Issue 12: RNDRESEEDCRNG takes a block per reseed; unthrottled, a caller
+ * looping on it takes every block the sources make. With the default
+ * [crng] min_reseed_interval (1 s) a storm of 10,000 costs at most one block
+ * per second, and readers keep their share of what the source makes. The
+ * file source is paced (1000 blocks/s), so blocks, not seconds, compare the
+ * two runs: of the blocks that left the store, the readers' share. Failed
+ * before the limit: the storm took 99 % of them. */
+static void test_reseed_storm_rate_limited(void **state) {
+        Harness *h = harness_new();
+        Storm calm, rough;
+        double calm_share, rough_share;
+
+        h->config.source[CONFIG_SOURCE_FILE].rate = 40000;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        calm = storm(h, RNDGETENTCNT);
+        rough = storm(h, RNDRESEEDCRNG);
+        calm_share = calm.reader_blocks / (calm.reader_blocks + calm.seed_blocks);
+        rough_share = rough.reader_blocks / (rough.reader_blocks + rough.seed_blocks);
+        print_message("10,000 RNDGETENTCNT in %.2f s: %.0f blocks made, %.0f to the reader, %.0f to reseeds\n",
+                      calm.seconds, calm.made, calm.reader_blocks, calm.seed_blocks);
+        print_message("10,000 RNDRESEEDCRNG in %.2f s: %.0f blocks made, %.0f to the reader, %.0f to reseeds\n",
+                      rough.seconds, rough.made, rough.reader_blocks, rough.seed_blocks);
+        print_message("reader's share of the blocks taken: %.3f calm, %.3f under the storm (ratio %.3f); reader "
+                      "rate ratio %.3f\n",
+                      calm_share, rough_share, rough_share / calm_share,
+                      (rough.reader_blocks / rough.seconds) / (calm.reader_blocks / calm.seconds));
+        /* At most one block per started second of the storm (the first one
+         * may fall due at its start), and the readers keep >= 90 %. */
+        assert_true(rough.seed_blocks <= (double)(unsigned)rough.seconds + 1);
+        assert_true(rough.reader_blocks > 100);
+        assert_true(rough_share >= 0.9 * calm_share);
+        harness_free(h);
+}
+
+/* A reseed held back by the limit falls due on its own: with a full store
+ * and nobody reading, nothing else wakes the daemon (the sources rest
+ * above their low-water mark). Failed without the daemon's timer: still
+ * pending after 3 s. */
+static void test_held_reseed_falls_due(void **state) {
+        Harness *h = harness_new();
+        FkFile p;
+        uint64_t asked, until;
+        double seeded0, seeded = 0;
+        bool pending = true;
+        CtlStatus *j;
+
+        h->config.min_reseed_interval_ms = 300;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        p = h->random;
+        p.caller = priv;
+        /* The store fills up, and the first seed's interval ends. */
+        wait_store_full(h);
+        sleep_ms(400);
+        seeded0 = store_number(h, "blocks_seeded");
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDRESEEDCRNG, NULL, 0), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDRESEEDCRNG, NULL, 0), 0);
+        asked = now_ms();
+        assert_true(store_number(h, "blocks_seeded") == seeded0 + 1);
+        for (until = asked + 3000; pending && now_ms() < until;) {
+                sleep_ms(10);
+                j = control_status(h);
+                pending = ctl_status_is_true(ctl_status_get_object(ctl_status_root(j), "crng"), "reseed_pending");
+                seeded = json_number(j, "store", "blocks_seeded");
+                ctl_status_free(j);
+        }
+        print_message("the held reseed took its block %llu ms after it was asked (limit 300 ms)\n",
+                      (unsigned long long)(now_ms() - asked));
+        assert_false(pending);
+        assert_true(seeded == seeded0 + 2);
+        assert_true(now_ms() - asked >= 250);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -1063,6 +1200,8 @@ int main(void) {
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
                 cmocka_unit_test_teardown(test_reseed_ioctl_before_readers, teardown),
+                cmocka_unit_test_teardown(test_reseed_storm_rate_limited, teardown),
+                cmocka_unit_test_teardown(test_held_reseed_falls_due, teardown),
         };
         sigset_t ss;
 

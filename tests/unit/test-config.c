@@ -44,6 +44,7 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->min_healthy, b->min_healthy);
         assert_int_equal(a->start_delay_ms, b->start_delay_ms);
         assert_int_equal(a->reseed_interval, b->reseed_interval);
+        assert_int_equal(a->min_reseed_interval_ms, b->min_reseed_interval_ms);
         assert_string_equal(a->socket_path, b->socket_path);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
@@ -89,6 +90,7 @@ static void test_defaults(void **state) {
         assert_int_equal(c.min_healthy, 1);
         assert_int_equal(c.start_delay_ms, 0);
         assert_int_equal(c.reseed_interval, 60);
+        assert_int_equal(c.min_reseed_interval_ms, 1000);
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
 
         assert_true(c.source[CONFIG_SOURCE_JITTER].enable);
@@ -167,6 +169,7 @@ static const char full[] =
         "start_delay_ms = 1500\n"
         "[crng]\n"
         "reseed_interval = 86400\n"
+        "min_reseed_interval = 0.2509\n"
         "[control]\n"
         "socket = /run/x/ctl\n"
         "# source sections\n"
@@ -213,6 +216,8 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.min_healthy, 2);
         assert_int_equal(c.start_delay_ms, 1500);
         assert_int_equal(c.reseed_interval, 86400);
+        /* Thousandths of a second, rounded down. */
+        assert_int_equal(c.min_reseed_interval_ms, 250);
         assert_string_equal(c.socket_path, "/run/x/ctl");
 
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
@@ -295,6 +300,16 @@ static const BadCase bad_cases[] = {
           "max_parked must be a decimal integer in [1, 1000000]" },
         { "[crng]\nreseed_interval = 60s\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
         { "[crng]\nreseed_interval =\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
+        { "[crng]\nmin_reseed_interval = 1s\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nmin_reseed_interval = 3600.001\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nmin_reseed_interval = 3601\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nreseed_interval = 10\nmin_reseed_interval = 10.5\n", 3,
+          "min_reseed_interval must be at most reseed_interval (10.500 s > 10 s)" },
+        { "[crng]\nmin_reseed_interval = 2\n\nreseed_interval = 1\n", 4,
+          "min_reseed_interval must be at most reseed_interval" },
         { "[source.jitter]\nbuffer_kib = 32\n", 2, "buffer_kib must be a decimal integer in [64, 262144]" },
         { "[source.file]\nrate = 1e9\n", 2, "rate must be a decimal integer in [0, 1000000000]" },
         { "[device]\ndropin = maybe\n", 2, "dropin must be yes or no" },

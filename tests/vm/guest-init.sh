@@ -40,7 +40,9 @@
 #   speed, so the latency target (10 blocks) is about the fair queue, not
 #   about TCG. The low-water mark at the top of a large store keeps the
 #   source running with nobody reading, so its rate can be measured idle;
-#   reseed_interval 3600 leaves no timed reseed inside the run.
+#   reseed_interval 3600 leaves no timed reseed inside the run. Check 18
+#   (a reseed storm) uses it too: a paced source makes the reader's bytes in
+#   two runs of equal length comparable.
 # - "fifo" (check 17): the file source on a FIFO whose writer is killed,
 #   hwrng on a path that does not exist, nothing else credited.
 
@@ -867,6 +869,55 @@ check_srcfault() {
         return $ok
 }
 
+# ---- 18. a reseed storm ------------------------------------------------------
+# The file source paced as for check 12 (~31 blocks/s). Two 10 s runs of a
+# reader of /dev/truerandom, the second with root calling RNDRESEEDCRNG
+# (at least 10,000 times) all along: the storm may take one block per
+# min_reseed_interval (1 s), and the reader keeps >= 90 % of its bytes.
+# storm_run FILE_PREFIX [storm]: one run; status before and after.
+storm_run() {
+        trclient drain $TRNG 10000 >/dev/null
+        ctl_status "/tmp/$1-0.json"
+        spid=
+        if [ -n "${2:-}" ]; then
+                trclient -w 120 storm $RND 10000 10 >"/tmp/$1-storm.out" 2>&1 &
+                spid=$!
+        fi
+        trclient -u $ALICE -w 60 loop $TRNG 10 4096 >"/tmp/$1-reader.out" 2>&1
+        [ -z "$spid" ] || wait $spid
+        ctl_status "/tmp/$1-1.json"
+}
+
+check_storm() {
+        ok=0
+        start_daemon starve.conf /tmp/storm.log || { note "no $TRNG"; return 1; }
+        wait_value crng.seeded true 300 || { note "CRNG not seeded after $WAITED s"; return 1; }
+        storm_run calm
+        storm_run rough storm
+        note "$(cat /tmp/rough-storm.out)"
+        calm_bytes=$(awk '$1 == "OK" { print $4 }' /tmp/calm-reader.out)
+        rough_bytes=$(awk '$1 == "OK" { print $4 }' /tmp/rough-reader.out)
+        calm_made=$(delta store.blocks_in /tmp/calm-0.json /tmp/calm-1.json)
+        calm_served=$(delta store.blocks_served /tmp/calm-0.json /tmp/calm-1.json)
+        calm_seeded=$(delta store.blocks_seeded /tmp/calm-0.json /tmp/calm-1.json)
+        rough_made=$(delta store.blocks_in /tmp/rough-0.json /tmp/rough-1.json)
+        rough_served=$(delta store.blocks_served /tmp/rough-0.json /tmp/rough-1.json)
+        rough_seeded=$(delta store.blocks_seeded /tmp/rough-0.json /tmp/rough-1.json)
+        storm_s=$(sed -n 's/.* in \([0-9.]*\) s.*/\1/p' /tmp/rough-storm.out)
+        note "10 s alone: reader ${calm_bytes:-?} bytes; blocks made $calm_made, to readers $calm_served,\
+ to reseeds $calm_seeded"
+        note "10 s under the storm: reader ${rough_bytes:-?} bytes; blocks made $rough_made, to readers\
+ $rough_served, to reseeds $rough_seeded"
+        ratio=$(awk -v a="${calm_bytes:-0}" -v b="${rough_bytes:-0}" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')
+        share=$(awk -v s="$rough_served" -v k="$rough_seeded" 'BEGIN { printf "%.3f", (s + k > 0 ? s / (s + k) : 0) }')
+        note "reader rate ratio $ratio (>= 0.9); readers' share of the blocks taken under the storm $share;\
+ reseed blocks $rough_seeded in a ${storm_s:-?} s storm (at most one per second)"
+        grep -q '^OK storm' /tmp/rough-storm.out || ok=1
+        awk -v r="$ratio" 'BEGIN { exit !(r >= 0.9) }' || ok=1
+        awk -v k="$rough_seeded" -v s="${storm_s:-0}" 'BEGIN { exit !(k ~ /^[0-9]+$/ && k <= int(s) + 1) }' || ok=1
+        return $ok
+}
+
 echo "=== guest up at $(up) s: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU,\
  $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c -E '^(rdrand|rdseed)$') of rdrand/rdseed,\
  hwrng $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)\
@@ -889,6 +940,7 @@ run_check 14-idle-open check_idle_open
 run_check 15-fds check_fds
 run_check 16-nocuse check_nocuse
 run_check 17-srcfault check_srcfault
+run_check 18-storm check_storm
 echo "SUMMARY: $PASSED passed, $FAILED failed, guest uptime $(up) s"
 sync
 poweroff -f

@@ -680,6 +680,34 @@ static int cmd_ioctl(const char *dev, const char *name, int arg) {
         return EXIT_OK;
 }
 
+/* RNDRESEEDCRNG n times, and on until seconds have passed: a privileged
+ * caller hammering the reseed, as issue 12 found possible. */
+static int cmd_storm(const char *dev, uint64_t n, unsigned seconds) {
+        uint64_t done = 0, failed = 0;
+        int last_error = 0;
+        int64_t t0;
+        int fd = open_dev("storm", dev, O_RDONLY);
+
+        if (fd < 0)
+                return EXIT_ERR;
+        t0 = now_us();
+        while (done < n || ms_since(t0) < seconds * 1000.0) {
+                if (ioctl(fd, RNDRESEEDCRNG) < 0) {
+                        failed++;
+                        last_error = errno;
+                }
+                done++;
+        }
+        if (failed > 0) {
+                printf("ERR storm %s: %" PRIu64 " of %" PRIu64 " RNDRESEEDCRNG failed, the last with %s\n", dev,
+                       failed, done, errname(last_error));
+                return EXIT_ERR;
+        }
+        printf("OK storm %s: %" PRIu64 " RNDRESEEDCRNG in %.1f s (uid=%d)\n", dev, done, ms_since(t0) / 1000.0,
+               (int) getuid());
+        return EXIT_OK;
+}
+
 static int cmd_write(const char *dev, size_t n) {
         uint8_t buf[4096];
         ssize_t r;
@@ -1508,6 +1536,7 @@ static void usage(void) {
                 "  readers DEV N DELAY_MS PID SIG LIMIT_MS  N blocked readers, then kill(PID, SIG)\n"
                 "  ioctl DEV RNDGETENTCNT|RNDADDTOENTCNT|RNDADDENTROPY|RNDRESEEDCRNG [BITS]\n"
                 "  write DEV N                    write N bytes\n"
+                "  storm DEV N SECONDS            RNDRESEEDCRNG N times and for SECONDS\n"
                 "  loop DEV SECONDS BUFSIZE       read for SECONDS, report the total\n"
                 "  stream DEV BYTES SECONDS       copy to stdout (rate on stderr)\n"
                 "  waitread DEV N MS              wait for the node and its first bytes\n"
@@ -1574,6 +1603,8 @@ int main(int argc, char **argv) {
                                    (int) ARG(3, 0), (unsigned) ARG(4, 0));
         if (strcmp(cmd, "ioctl") == 0 && na >= 1)
                 return cmd_ioctl(dev, a[0], na > 1 ? atoi(a[1]) : 64);
+        if (strcmp(cmd, "storm") == 0 && na >= 2)
+                return cmd_storm(dev, ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "write") == 0 && na >= 1)
                 return cmd_write(dev, ARG(0, 0));
         if (strcmp(cmd, "loop") == 0 && na >= 2)
