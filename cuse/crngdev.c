@@ -25,6 +25,11 @@
 #include "rndioctl.h"
 
 static void crng_unpark(Parked *p) {
+        if (p->deferred) {
+                TAILQ_REMOVE(&p->dev->deferred, p, fifo);
+                p->dev->n_deferred--;
+                return;
+        }
         TAILQ_REMOVE(&p->dev->fifo, p, fifo);
         p->dev->n_parked--;
 }
@@ -32,20 +37,52 @@ static void crng_unpark(Parked *p) {
 static void crng_fail_parked(CuseDev *dev, int err) {
         Parked *p;
 
-        while ((p = TAILQ_FIRST(&dev->fifo))) {
+        while ((p = TAILQ_FIRST(&dev->fifo)) || (p = TAILQ_FIRST(&dev->deferred))) {
                 crng_unpark(p);
                 parked_reply_err(p, err);
         }
 }
 
 static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
+        static const uint8_t zeros[CUSE_MAX_REPLY];
         uint8_t *buf = dev->hub->scratch;
 
         size = MIN(size, (size_t)CUSE_MAX_REPLY);
+        if (dev->kind == CUSEDEV_NULL) {
+                (void)fuse_reply_buf(req, (const char *)zeros, size);
+                dev->bytes_served += size;
+                return;
+        }
         crng_generate(dev->hub->crng, buf, size);
         (void)fuse_reply_buf(req, (const char *)buf, size);
         sodium_memzero(buf, size);
         dev->bytes_served += size;
+}
+
+/* The next request of a long read(2) (offset > 0): answered by
+ * crng_serve_deferred() once the session has nothing else queued, or EINTR
+ * by its interrupt (cusedev_process() says why). */
+static void defer(CuseDev *dev, fuse_req_t req, size_t size) {
+        Parked *p = parked_new(dev, req, size);
+
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        p->deferred = true;
+        TAILQ_INSERT_TAIL(&dev->deferred, p, fifo);
+        dev->n_deferred++;
+        (void)parked_arm(p);
+}
+
+static void crng_serve_deferred(CuseDev *dev) {
+        Parked *p;
+
+        while ((p = TAILQ_FIRST(&dev->deferred))) {
+                crng_unpark(p);
+                serve(dev, p->req, p->size);
+                free(p);
+        }
 }
 
 /* The CRNG just got its first credited seed: parked readers and pollers of
@@ -64,7 +101,6 @@ static void crng_seeded(CuseDev *dev) {
 }
 
 static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
-        static const uint8_t zeros[CUSE_MAX_REPLY];
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
         Parked *p;
@@ -74,18 +110,17 @@ static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, hub->shutdown_err);
                 return;
         }
-        if (dev->kind == CUSEDEV_NULL) {
-                size = MIN(size, sizeof(zeros));
-                (void)fuse_reply_buf(req, (const char *)zeros, size);
-                dev->bytes_served += size;
-                return;
-        }
         if (size == 0) {
                 fuse_reply_buf(req, NULL, 0);
                 return;
         }
-        if (dev->kind == CUSEDEV_URANDOM || crng_is_seeded(hub->crng)) {
-                serve(dev, req, size);
+        if (dev->kind != CUSEDEV_RANDOM || crng_is_seeded(hub->crng)) {
+                /* CUSE starts every read(2) at offset 0: more is a long
+                 * read's next request. */
+                if (off > 0)
+                        defer(dev, req, size);
+                else
+                        serve(dev, req, size);
                 return;
         }
         if (fi->flags & O_NONBLOCK || dev->n_parked >= hub->params.max_parked) {
@@ -227,4 +262,5 @@ const CuseDevOps crngdev_ops = {
         .unpark = crng_unpark,
         .fail_parked = crng_fail_parked,
         .parked_uids = crng_parked_uids,
+        .serve_deferred = crng_serve_deferred,
 };

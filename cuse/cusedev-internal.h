@@ -34,9 +34,10 @@ typedef struct Parked {
         size_t size;
         uint32_t uid;
         FairEntry fair;              /* TRNG: the fair queue */
-        TAILQ_ENTRY(Parked) fifo;    /* RANDOM: the FIFO */
+        TAILQ_ENTRY(Parked) fifo;    /* RANDOM: the FIFO; drop-ins: the deferred list */
         STAILQ_ENTRY(Parked) touched; /* TRNG pump: reads that get blocks this round */
         size_t plan_blocks;
+        bool deferred;               /* a long read's next request, held in cusedev_process() */
         bool registering;            /* inside fuse_req_interrupt_func() */
         bool interrupted_early;      /* its INTERRUPT came during registration */
 } Parked;
@@ -59,6 +60,8 @@ typedef struct CuseDevOps {
         void (*fail_parked)(CuseDev *dev, int err);
         /* Distinct uids among the waiting reads. */
         unsigned (*parked_uids)(const CuseDev *dev);
+        /* Answers the reads deferred while cusedev_process() read on. */
+        void (*serve_deferred)(CuseDev *dev);
 } CuseDevOps;
 
 extern const CuseDevOps trngdev_ops;  /* CUSEDEV_TRNG */
@@ -85,6 +88,10 @@ struct CuseDev {
         FairQueue *fq;                       /* TRNG: trngdev.c's */
         TAILQ_HEAD(ParkedFifo, Parked) fifo; /* RANDOM: crngdev.c's */
         unsigned n_parked;
+        /* Drop-ins: the later requests of long reads, answered once the
+         * session has nothing else queued (cusedev_process()). */
+        TAILQ_HEAD(, Parked) deferred;
+        unsigned n_deferred;
 
         uint64_t reads;
         uint64_t bytes_served;

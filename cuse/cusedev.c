@@ -113,6 +113,7 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         dev->mode = params->mode;
         TAILQ_INIT(&dev->files);
         TAILQ_INIT(&dev->fifo);
+        TAILQ_INIT(&dev->deferred);
         dev->name = strdup(params->name);
         dev->dev_dir = params->dev_dir ? strdup(params->dev_dir) : NULL;
         if (!dev->name || (params->dev_dir && !dev->dev_dir)) {
@@ -183,7 +184,7 @@ const char *cusedev_name(const CuseDev *dev) {
         return dev->name;
 }
 
-int cusedev_process(CuseDev *dev) {
+static int process_one(CuseDev *dev) {
         int r;
 
         if (fuse_session_exited(dev->se))
@@ -197,6 +198,30 @@ int cusedev_process(CuseDev *dev) {
                 return r;
         fuse_session_process_buf(dev->se, &dev->buf);
         return fuse_session_exited(dev->se) ? -ENODEV : 0;
+}
+
+/* A long read(2) of a drop-in reaches us as one request per 128 KiB, the
+ * later ones at offsets > 0, and the kernel's loop (fuse_direct_io()) goes
+ * on until a reply is short or an error: a caught signal does not stop it.
+ * But the kernel marks each request sent while a signal is pending, and
+ * queues its INTERRUPT as we read the request, ahead of everything else
+ * (fuse_dev_do_read()). So a device defers those later requests, and here
+ * they are answered only once the session has nothing queued: an INTERRUPT
+ * for one has reached its callback by then, which answers EINTR, and the
+ * read returns what it has, as the kernel's /dev/urandom does. Bounded:
+ * after CUSE_DRAIN_MAX messages the deferred ones are answered anyway. */
+#define CUSE_DRAIN_MAX 64
+
+int cusedev_process(CuseDev *dev) {
+        int r = process_one(dev), drained = 0;
+
+        for (unsigned i = 0; i < CUSE_DRAIN_MAX && drained == 0 && dev->n_deferred > 0; i++)
+                drained = process_one(dev);
+        if (dev->n_deferred > 0)
+                dev->ops->serve_deferred(dev);
+        if (r < 0)
+                return r;
+        return drained == -EAGAIN ? 0 : drained;
 }
 
 int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode) {

@@ -155,7 +155,10 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, hub->shutdown_err);
                 return;
         }
-        if (size == 0) {
+        /* CUSE starts every read(2) at offset 0: more is the kernel coming
+         * back after a full first request. One request's worth per call
+         * (truerandom(4)): the empty reply ends the call with what it has. */
+        if (size == 0 || off > 0) {
                 fuse_reply_buf(req, NULL, 0);
                 return;
         }

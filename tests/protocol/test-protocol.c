@@ -1182,6 +1182,61 @@ static void test_held_reseed_falls_due(void **state) {
         harness_free(h);
 }
 
+/* Issue 12: a long read of a drop-in is one read(2) the kernel splits into
+ * 128 KiB requests (fuse_direct_io() loops until a short reply), and a
+ * caught signal does not end that loop: the kernel only marks each later
+ * request interrupted. As the kernel's /dev/urandom, the read must return
+ * what it has once a signal is pending, and only then: without one, all n
+ * bytes. Failed before: 16 MiB came back, the signal notwithstanding. */
+static void test_long_dropin_read_signal(void **state) {
+        Harness *h = harness_new();
+        size_t size = 16U << 20;
+        uint8_t *buf = malloc(size);
+        ssize_t n;
+
+        assert_non_null(buf);
+        h->config.null_name = strdup("truerandom-null");
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        for (CuseDevKind k = CUSEDEV_RANDOM; k <= CUSEDEV_NULL; k++) {
+                FkFile f;
+
+                assert_int_equal(fk_open(h->fk[k], NULL, O_RDONLY, &f), 0);
+                assert_int_equal(fk_read(h->fk[k], &f, buf, size), (ssize_t)size);
+                /* Signalled after two requests: the third is answered EINTR
+                 * and the call returns the two. */
+                n = fk_read_signalled(h->fk[k], &f, buf, size, 2 * 131072);
+                print_message("%s: read(16 MiB) with a signal after 256 KiB returned %zd bytes\n",
+                              cusedev_kind_to_string(k), n);
+                assert_int_equal(n, 2 * 131072);
+                /* A signal pending from the start: the first request is
+                 * always answered (reads up to 128 KiB are never cut). */
+                assert_int_equal(fk_read_signalled(h->fk[k], &f, buf, size, 0), 131072);
+                assert_int_equal(fk_read_signalled(h->fk[k], &f, buf, 4096, 0), 4096);
+                assert_int_equal(fk_read(h->fk[k], &f, buf, size), (ssize_t)size);
+                assert_int_equal(fk_release(h->fk[k], &f), 0);
+        }
+        free(buf);
+        harness_free(h);
+}
+
+/* truerandom(4): at most 131072 bytes per read(2) of /dev/truerandom. A
+ * store holding more than one request carries made the kernel come back
+ * for a second: a 1 MiB read got 256 KiB. Failed before. */
+static void test_truerandom_read_capped(void **state) {
+        Harness *h = harness_new();
+        static uint8_t buf[1 << 20];
+
+        h->config.store_blocks = 3 * 131072 / 32;
+        h->config.low_water = h->config.store_blocks - 1;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        wait_store_full(h);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), 131072);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, 131072 + 32), 131072);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -1202,6 +1257,8 @@ int main(void) {
                 cmocka_unit_test_teardown(test_reseed_ioctl_before_readers, teardown),
                 cmocka_unit_test_teardown(test_reseed_storm_rate_limited, teardown),
                 cmocka_unit_test_teardown(test_held_reseed_falls_due, teardown),
+                cmocka_unit_test_teardown(test_long_dropin_read_signal, teardown),
+                cmocka_unit_test_teardown(test_truerandom_read_capped, teardown),
         };
         sigset_t ss;
 

@@ -45,6 +45,10 @@
 #   two runs of equal length comparable.
 # - "fifo" (check 17): the file source on a FIFO whose writer is killed,
 #   hwrng on a path that does not exist, nothing else credited.
+# - "long" (check 19): the file source alone, unpaced, credited 8 bits (it
+#   replays urandom bytes), and a store of 8192 blocks (256 KiB) kept full:
+#   more than one read request carries, so /dev/truerandom's per-call cap
+#   shows.
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -194,6 +198,23 @@ path = /dev/hwrng-absent
 enable = yes
 path = /tmp/noise.fifo
 credit = 1
+EOF
+
+cat > $CONF/long.conf <<'EOF'
+[pool]
+store_blocks = 8192
+low_water = 8191
+[source.jitter]
+enable = no
+[source.rdseed]
+enable = no
+[source.hwrng]
+enable = no
+[source.file]
+enable = yes
+path = /etc/truerandomd/urandom.bin
+credit = 8
+loop = yes
 EOF
 
 ONLY=
@@ -918,6 +939,34 @@ check_storm() {
         return $ok
 }
 
+# ---- 19. long reads: the per-call cap, and signals ---------------------------
+# longread_check DEV: a 64 MiB read returns all of it; a 1 GiB read that
+# gets a caught SIGUSR1 after 100 ms returns what it has within 200 ms.
+longread_check() {
+        out=$(trclient -w 300 longread "$1" 67108864 1073741824 100)
+        rc=$?
+        note "$out"
+        [ $rc = 0 ] || return 1
+        got=$(echo "$out" | sed -n 's/.*with SIGUSR1 after 100 ms returned \([0-9]*\) bytes, .*/\1/p')
+        lat=$(echo "$out" | sed -n 's/.*bytes, \([0-9.]*\) ms after the signal.*/\1/p')
+        case "$out" in *"read(67108864) returned 67108864 bytes"*) ;; *) return 1 ;; esac
+        [ -n "$got" ] && [ -n "$lat" ] || return 1
+        awk -v g="$got" -v l="$lat" 'BEGIN { exit !(g >= 131072 && g < 1073741824 && l <= 200) }'
+}
+
+check_longread() {
+        ok=0
+        start_daemon long.conf /tmp/long.log || { note "no $TRNG"; return 1; }
+        wait_value crng.seeded true 300 || { note "CRNG not seeded after $WAITED s"; return 1; }
+        longread_check $URND || ok=1
+        longread_check $RND || ok=1
+        # The kernel's own, for comparison.
+        note "kernel: $(trclient -w 300 longread /dev/urandom 67108864 1073741824 100)"
+        wait_value store.fill 8192 600 || { note "store not full after $WAITED s"; ok=1; }
+        expect "OK longread*read(1048576) returned 131072 bytes*" trclient -u $ALICE longread $TRNG 1048576 || ok=1
+        return $ok
+}
+
 echo "=== guest up at $(up) s: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU,\
  $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c -E '^(rdrand|rdseed)$') of rdrand/rdseed,\
  hwrng $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)\
@@ -941,6 +990,7 @@ run_check 15-fds check_fds
 run_check 16-nocuse check_nocuse
 run_check 17-srcfault check_srcfault
 run_check 18-storm check_storm
+run_check 19-longread check_longread
 echo "SUMMARY: $PASSED passed, $FAILED failed, guest uptime $(up) s"
 sync
 poweroff -f

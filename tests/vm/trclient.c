@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1040,6 +1042,92 @@ static int cmd_fds(const char *dev, unsigned n) {
         return EXIT_OK;
 }
 
+/* n bytes of address space backed by one 1 MiB memfd mapped over and over:
+ * a read(2) of a gigabyte into it costs a megabyte of memory. */
+#define LONGREAD_SLICE (1U << 20)
+static uint8_t *longread_buffer(uint64_t n) {
+        uint8_t *base;
+        int fd = memfd_create("longread", MFD_CLOEXEC);
+
+        if (fd < 0 || ftruncate(fd, LONGREAD_SLICE) < 0)
+                return NULL;
+        n = (n + LONGREAD_SLICE - 1) / LONGREAD_SLICE * LONGREAD_SLICE;
+        base = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (base == MAP_FAILED)
+                return NULL;
+        for (uint64_t off = 0; off < n; off += LONGREAD_SLICE)
+                if (mmap(base + off, LONGREAD_SLICE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+                    MAP_FAILED)
+                        return NULL;
+        close(fd);
+        return base;
+}
+
+/* One read(2) of full_n bytes, which must return all of them; then, with
+ * sig_n > 0, one read of sig_n bytes during which a child sends the caught
+ * SIGUSR1 (no SA_RESTART) after sig_ms: what it returned, and how long
+ * after the signal was sent it did. The kernel's /dev/urandom returns what
+ * it has at once (random(7)); a device that does not stop keeps the
+ * reader (and its signal handler) waiting until the whole read is done. */
+static int cmd_longread(const char *dev, uint64_t full_n, uint64_t sig_n, unsigned sig_ms) {
+        uint64_t most = full_n > sig_n ? full_n : sig_n;
+        uint8_t *buf = longread_buffer(most);
+        int64_t *sent, t0;
+        double full_ms;
+        ssize_t r;
+        pid_t pid;
+        int fd;
+
+        sent = mmap(NULL, sizeof(*sent), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (!buf || sent == MAP_FAILED || most > SSIZE_MAX) {
+                printf("FAIL longread %s: no %" PRIu64 "-byte buffer: %s\n", dev, most, errname(errno));
+                return EXIT_FAIL;
+        }
+        fd = open_dev("longread", dev, O_RDONLY);
+        if (fd < 0)
+                return EXIT_ERR;
+        t0 = now_us();
+        r = read(fd, buf, full_n);
+        full_ms = ms_since(t0);
+        if (r < 0) {
+                printf("ERR longread %s: %s from read(%" PRIu64 ")\n", dev, errname(errno), full_n);
+                return EXIT_ERR;
+        }
+        printf("OK longread %s: read(%" PRIu64 ") returned %zd bytes in %.1f ms", dev, full_n, r, full_ms);
+        if (sig_n == 0) {
+                printf("\n");
+                return EXIT_OK;
+        }
+        catch_signal(SIGUSR1);
+        *sent = 0;
+        pid = fork();
+        if (pid < 0)
+                return EXIT_FAIL;
+        if (pid == 0) {
+                sleep_ms(sig_ms);
+                *sent = now_us();
+                kill(getppid(), SIGUSR1);
+                _exit(0);
+        }
+        t0 = now_us();
+        r = read(fd, buf, sig_n);
+        full_ms = ms_since(t0);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0 && errno != EINTR) {
+                printf("; ERR %s from read(%" PRIu64 ") with SIGUSR1\n", errname(errno), sig_n);
+                return EXIT_ERR;
+        }
+        if (!deadline_hit || *sent == 0) {
+                printf("; read(%" PRIu64 ") returned %zd bytes in %.1f ms, before the signal\n", sig_n, r, full_ms);
+                return EXIT_RETRY;
+        }
+        printf("; read(%" PRIu64 ") with SIGUSR1 after %u ms returned %s%zd%s, %.1f ms after the signal\n", sig_n,
+               sig_ms, r < 0 ? "EINTR (" : "", r < 0 ? (ssize_t) 0 : r, r < 0 ? ")" : " bytes",
+               (double) (now_us() - *sent) / 1000.0);
+        return EXIT_OK;
+}
+
 /* CPU time of pid (all its threads) over ms, as a share of one CPU. */
 static int cpu_ticks(pid_t pid, uint64_t *ret) {
         char path[64], buf[1024], *p;
@@ -1545,6 +1633,7 @@ static void usage(void) {
                 "  killreaders DEV N DELAY_MS LIMIT_MS  N parked readers; on SIGUSR2 all get SIGKILL\n"
                 "  fds DEV N                      open N files, close them on SIGUSR2\n"
                 "  cpu PID MS MAX_PERCENT         CPU time of PID over MS\n"
+                "  longread DEV N [M MS]          one read(N); then one read(M) with SIGUSR1 after MS\n"
                 "  json FILE|-                    is it valid JSON\n"
                 "  jq FILE|- QUERY                values at a.b.0.c, a.*.c, a.KEY=VALUE.c\n"
                 "  rows FILE ROWLEN               size, byte values and distinct rows of a capture\n"
@@ -1621,6 +1710,8 @@ int main(int argc, char **argv) {
                 return cmd_killreaders(dev, (unsigned) ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
         if (strcmp(cmd, "fds") == 0 && na >= 1)
                 return cmd_fds(dev, (unsigned) ARG(0, 0));
+        if (strcmp(cmd, "longread") == 0 && na >= 1)
+                return cmd_longread(dev, ARG(0, 0), ARG(1, 0), (unsigned) ARG(2, 100));
         if (strcmp(cmd, "cpu") == 0 && na >= 2)
                 return cmd_cpu((pid_t) strtol(dev, NULL, 10), (unsigned) ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "json") == 0)
