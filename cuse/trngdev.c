@@ -205,6 +205,62 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 serve_parked(dev);
 }
 
+/* Whether the caller may open /dev/truerandom: 0, -EACCES, -ENOMEM. The
+ * kernel checks the node's mode first, but a wrong mode (0444 by mistake,
+ * a missing udev rule) must not open the pool, so the daemon asks too
+ * (DESIGN §3): uid 0, or the device's group as the caller's gid or one of
+ * its supplementary groups. The request carries the fsuid and fsgid;
+ * supplementary groups only libfuse's fuse_req_getgroups() tells, from
+ * /proc/PID/task/PID/status (in 3.14 with no proc_root to redirect it, so
+ * the protocol tests wrap it). Whatever cannot be read fails closed: pid 0
+ * (a caller in a pid namespace we do not see), a caller gone, a /proc that
+ * hides other users' processes (hidepid=1 or 2 and a daemon that is not
+ * root). The groups are read a moment after the open, so a pid reused in
+ * between is a race the kernel's own check does not have. */
+static int caller_in_group(CuseDev *dev, fuse_req_t req) {
+        const struct fuse_ctx *ctx = fuse_req_ctx(req);
+        _cleanup_free_ gid_t *groups = NULL;
+        int n = 16, r;
+
+        if (ctx->uid == 0)
+                return 0;
+        if (dev->gid == (gid_t)-1)
+                return -EACCES;
+        if (ctx->gid == dev->gid)
+                return 0;
+        if (ctx->pid <= 0)
+                return -EACCES;
+        for (;;) {
+                gid_t *more = reallocarray(groups, (size_t)n, sizeof(*groups));
+
+                if (!more)
+                        return -ENOMEM;
+                groups = more;
+                r = fuse_req_getgroups(req, n, groups);
+                if (r < 0)
+                        return r == -ENOMEM ? -ENOMEM : -EACCES;
+                if (r <= n)
+                        break;
+                /* More groups than room: ask again with room for all. */
+                n = r;
+        }
+        for (int i = 0; i < r; i++)
+                if (groups[i] == dev->gid)
+                        return 0;
+        return -EACCES;
+}
+
+static void trng_open(fuse_req_t req, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+        int r = caller_in_group(dev, req);
+
+        if (r < 0) {
+                fuse_reply_err(req, -r);
+                return;
+        }
+        cusedev_op_open(req, fi);
+}
+
 static void trng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
         /* Unverified input must never become "true random" output. */
         fuse_reply_err(req, EPERM);
@@ -243,7 +299,7 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
 
 static const struct cuse_lowlevel_ops trng_requests = {
         .init_done = cusedev_op_init_done,
-        .open = cusedev_op_open,
+        .open = trng_open,
         .release = cusedev_op_release,
         .read = trng_read,
         .write = trng_write,

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
 #include <sodium.h>
 
 #include "daemon/config.h"
@@ -70,6 +72,52 @@ typedef struct Harness {
         bool running;
         FkFile trng, random, urandom;
 } Harness;
+
+/* ------------------------------------------------------------------ */
+/* supplementary groups                                                */
+
+/* libfuse 3.14's fuse_req_getgroups() reads /proc/PID/task/PID/status of
+ * the real /proc, with no root to redirect it: the test links with
+ * -Wl,--wrap=fuse_req_getgroups, and these pids get the groups below (the
+ * group's gid among them where `member`); any other pid goes to libfuse,
+ * which finds nothing for a pid that does not exist. */
+#define MEMBER_PID 300
+#define OUTSIDER_PID 301
+#define MANY_GROUPS_PID 302
+#define GONE_PID 999999
+
+static unsigned getgroups_calls;
+
+int __real_fuse_req_getgroups(fuse_req_t req, int size, gid_t list[]);
+int __wrap_fuse_req_getgroups(fuse_req_t req, int size, gid_t list[]);
+int __wrap_fuse_req_getgroups(fuse_req_t req, int size, gid_t list[]) {
+        pid_t pid = fuse_req_ctx(req)->pid;
+        gid_t group = getgid(), groups[40];
+        int n = 0;
+
+        getgroups_calls++;
+        switch (pid) {
+        case MEMBER_PID:
+                groups[n++] = group + 2;
+                groups[n++] = group;
+                break;
+        case OUTSIDER_PID:
+                groups[n++] = group + 2;
+                groups[n++] = group + 3;
+                break;
+        case MANY_GROUPS_PID:
+                /* More than the daemon's first guess: it must ask again. */
+                for (; n < 39; n++)
+                        groups[n] = group + 10 + (gid_t)n;
+                groups[n++] = group;
+                break;
+        default:
+                return __real_fuse_req_getgroups(req, size, list);
+        }
+        for (int i = 0; i < n && i < size; i++)
+                list[i] = groups[i];
+        return n;
+}
 
 /* ------------------------------------------------------------------ */
 /* set-up                                                              */
@@ -1189,6 +1237,52 @@ static void test_held_reseed_falls_due(void **state) {
         harness_free(h);
 }
 
+/* Issue 12, item 4: the daemon's own group gate on /dev/truerandom. The
+ * fake kernel checks no node mode, so this is what a node chmod'ed 0444 by
+ * mistake leaves: only the daemon's check. Failed before: every one of
+ * these opens succeeded. */
+static void test_open_group_gate(void **state) {
+        Harness *h = harness_new();
+        gid_t g = getgid();
+        const struct {
+                FkCaller who;
+                int expect;
+                bool asks;         /* only supplementary groups need libfuse */
+        } cases[] = {
+                { { .uid = 0, .gid = g + 1, .pid = 0 }, 0, false },
+                { { .uid = 1000, .gid = g, .pid = 0 }, 0, false },
+                { { .uid = 1000, .gid = g + 1, .pid = MEMBER_PID }, 0, true },
+                { { .uid = 1000, .gid = g + 1, .pid = MANY_GROUPS_PID }, 0, true },
+                { { .uid = 1001, .gid = g + 1, .pid = OUTSIDER_PID }, -EACCES, true },
+                /* Groups that cannot be read fail closed. */
+                { { .uid = 1001, .gid = g + 1, .pid = GONE_PID }, -EACCES, true },
+                { { .uid = 1001, .gid = g + 1, .pid = 0 }, -EACCES, false },
+        };
+        enum { N = sizeof(cases) / sizeof(cases[0]) };
+        bool asked[N];
+        int got[N];
+        FkFile f;
+
+        assert_int_equal(harness_start(h), 0);
+        for (size_t i = 0; i < N; i++) {
+                unsigned calls = getgroups_calls;
+
+                got[i] = fk_open(h->fk[CUSEDEV_TRNG], &cases[i].who, O_RDONLY, &f);
+                asked[i] = getgroups_calls > calls;
+                if (got[i] == 0)
+                        assert_int_equal(fk_release(h->fk[CUSEDEV_TRNG], &f), 0);
+        }
+        for (size_t i = 0; i < N; i++)
+                if (got[i] != cases[i].expect)
+                        fail_msg("uid %u gid %u pid %u: open %d, expected %d", cases[i].who.uid, cases[i].who.gid,
+                                 cases[i].who.pid, got[i], cases[i].expect);
+        for (size_t i = 0; i < N; i++)
+                assert_int_equal(asked[i], cases[i].asks);
+        /* The drop-ins are open to anyone, as the kernel's. */
+        assert_int_equal(fk_open(h->fk[CUSEDEV_RANDOM], &cases[4].who, O_RDONLY, &f), 0);
+        harness_free(h);
+}
+
 /* Issue 12: a long read of a drop-in is one read(2) the kernel splits into
  * 128 KiB requests (fuse_direct_io() loops until a short reply), and a
  * caught signal does not end that loop: the kernel only marks each later
@@ -1266,6 +1360,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_held_reseed_falls_due, teardown),
                 cmocka_unit_test_teardown(test_long_dropin_read_signal, teardown),
                 cmocka_unit_test_teardown(test_truerandom_read_capped, teardown),
+                cmocka_unit_test_teardown(test_open_group_gate, teardown),
         };
         sigset_t ss;
 

@@ -8,8 +8,9 @@
 # these lines from the serial console. A failing check is followed by its
 # daemon's log. `trcheck=3,4` on the kernel command line runs only those.
 #
-# Users: alice (1000) and bob (1002) are members of truerandom (990);
-# mallory (1001) is not. trclient takes numeric UID:GID:GROUPS (static, no NSS).
+# Users: alice (1000) and bob (1002) are members of truerandom (990), by a
+# supplementary group; carol (1003) by her primary group; mallory (1001) is
+# not. trclient takes numeric UID:GID:GROUPS (static, no NSS).
 #
 # Guest configuration, per check (the files are written below):
 # - jitter credit 0.5 bit per 8-bit sample. Measured in this TCG guest (the
@@ -64,6 +65,7 @@ done
 ALICE=1000:1000:990
 MALLORY=1001:1001:1001
 BOB=1002:1002:990
+CAROL=1003:990
 TRNG=/dev/truerandom
 RND=/dev/truerandom-random
 URND=/dev/truerandom-urandom
@@ -74,6 +76,7 @@ root:x:0:0:root:/root:/bin/sh
 alice:x:1000:1000::/tmp:/bin/sh
 mallory:x:1001:1001::/tmp:/bin/sh
 bob:x:1002:1002::/tmp:/bin/sh
+carol:x:1003:990::/tmp:/bin/sh
 EOF
 cat > /etc/group <<'EOF'
 root:x:0:
@@ -967,6 +970,40 @@ check_longread() {
         return $ok
 }
 
+# ---- 20. the daemon's own group gate -------------------------------------------
+# /dev/truerandom chmod'ed 0444 (a missing udev rule, a mistake): the kernel
+# lets anyone open it, the daemon must not. carol (1003) is a member by her
+# primary group only, alice through a supplementary one, which the daemon
+# reads from /proc; with /proc remounted hidepid=invisible it still can,
+# being root. What a daemon that is not root would see there is shown with
+# uid 995: nothing, so its check fails closed.
+check_groupgate() {
+        ok=0
+        start_daemon guest.conf /tmp/gate.log || { note "no $TRNG"; return 1; }
+        chmod 0444 $TRNG
+        note "$TRNG: $(stat -c '%a %u:%g' $TRNG)"
+        expect "ERR open*EACCES on open*" trclient -u $MALLORY open $TRNG || ok=1
+        expect "OK read*32 bytes*" trclient -u $ALICE read $TRNG 32 30000 || ok=1
+        expect "OK read*32 bytes*" trclient -u $CAROL read $TRNG 32 30000 || ok=1
+        expect "OK read*32 bytes*" trclient read $TRNG 32 30000 || ok=1
+        mount -o remount,hidepid=invisible /proc || { note "cannot remount /proc hidepid=invisible"; return 1; }
+        expect "OK read*32 bytes*" trclient -u $ALICE read $TRNG 32 30000 || ok=1
+        expect "ERR open*EACCES on open*" trclient -u $MALLORY open $TRNG || ok=1
+        trclient -u $ALICE fds $TRNG 1 >/tmp/gate-fds.out 2>&1 &
+        hpid=$!
+        wait_line /tmp/gate-fds.out '^(READY|ERR|FAIL)' 100
+        if trclient -u 995:995 exec cat "/proc/$hpid/task/$hpid/status" >/dev/null 2>&1; then
+                note "hidepid: uid 995 reads alice's /proc status"
+                ok=1
+        else
+                note "hidepid=invisible: uid 995 cannot read alice's /proc status (a daemon not root would refuse her)"
+        fi
+        kill -USR2 $hpid
+        wait $hpid
+        mount -o remount,hidepid=off /proc
+        return $ok
+}
+
 echo "=== guest up at $(up) s: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU,\
  $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c -E '^(rdrand|rdseed)$') of rdrand/rdseed,\
  hwrng $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)\
@@ -991,6 +1028,7 @@ run_check 16-nocuse check_nocuse
 run_check 17-srcfault check_srcfault
 run_check 18-storm check_storm
 run_check 19-longread check_longread
+run_check 20-groupgate check_groupgate
 echo "SUMMARY: $PASSED passed, $FAILED failed, guest uptime $(up) s"
 sync
 poweroff -f
