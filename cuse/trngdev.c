@@ -1,13 +1,16 @@
 /* trngdev.c - /dev/truerandom: full-entropy blocks, each to one reader once.
  *
+ * Opening it takes uid 0 or the device's group, checked here whatever the
+ * node's mode, and a uid other than root holds a bounded number of files.
  * A read returns 1..n bytes as soon as at least one block is there (short
- * reads, as the old /dev/random). Bytes come from 32-byte store blocks; the
- * unserved tail of a block is erased, never handed to anybody else. When
- * nothing is there the read parks in the fair queue; the hub's pump (through
- * trngdev_ops) later deals the store's blocks one at a time, round robin
- * across uids, and
- * answers every read that got any. An interrupted read loses nothing: it got
- * no bytes yet. Closed (not enough healthy sources): it stalls, fails closed.
+ * reads, as the old /dev/random), at most one request's worth per read(2).
+ * Bytes come from 32-byte store blocks; the unserved tail of a block is
+ * erased, never handed to anybody else. When nothing is there the read
+ * parks in the fair queue, within the per-uid bounds (cusedev_park()); the
+ * hub's pump (through trngdev_ops) later deals the store's blocks one at a
+ * time, round robin across uids, and answers every read that got any. An
+ * interrupted read loses nothing: it got no bytes yet. Closed (not enough
+ * healthy sources): it stalls, fails closed.
  * Flow: store -> [fair queue -> reply] -> reader. */
 #include "cusedev-internal.h"
 
@@ -23,29 +26,6 @@
 
 #define BLOCK STORE_BLOCK_SIZE
 #define SCRATCH_BLOCKS (CUSE_MAX_REPLY / BLOCK)
-
-static int trng_init(CuseDev *dev) {
-        return fairq_new(&dev->fq);
-}
-
-static void trng_done(CuseDev *dev) {
-        dev->fq = fairq_free(dev->fq);
-}
-
-static void trng_unpark(Parked *p) {
-        fairq_remove(p->dev->fq, &p->fair);
-        p->dev->n_parked--;
-}
-
-static void trng_fail_parked(CuseDev *dev, int err) {
-        FairEntry *e;
-
-        while ((e = fairq_pop(dev->fq))) {
-                Parked *p = FAIRQ_ENTRY_OF(e, Parked, fair);
-                dev->n_parked--;
-                parked_reply_err(p, err);
-        }
-}
 
 /* Takes up to n_blocks blocks into out and returns how many bytes of them
  * go to a reader of size bytes. Blocks can vanish between store_fill() and
@@ -141,14 +121,9 @@ static bool trng_wants_blocks(const CuseDev *dev) {
         return dev->n_parked > 0;
 }
 
-static unsigned trng_parked_uids(const CuseDev *dev) {
-        return (unsigned)fairq_uids(dev->fq);
-}
-
 static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
-        Parked *p;
 
         dev->reads++;
         if (hub->shutting_down) {
@@ -180,24 +155,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, EAGAIN);
                 return;
         }
-        if (dev->n_parked >= hub->params.max_parked) {
-                /* Bounded memory: beyond the bound a reader is told to come
-                 * back rather than growing the queue. */
-                dev->eagain++;
-                fuse_reply_err(req, EAGAIN);
-                return;
-        }
-        p = parked_new(dev, req, size);
-        if (!p) {
-                fuse_reply_err(req, ENOMEM);
-                return;
-        }
-        if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
-                parked_reply_err(p, ENOMEM);
-                return;
-        }
-        dev->n_parked++;
-        if (!parked_arm(p))
+        if (!cusedev_park(dev, req, size))
                 return;
         cusehub_demand_changed(hub);
         /* Blocks may be waiting behind readers that were queued before. */
@@ -252,10 +210,18 @@ static int caller_in_group(CuseDev *dev, fuse_req_t req) {
 
 static void trng_open(fuse_req_t req, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
+        uint32_t uid = fuse_req_ctx(req)->uid;
         int r = caller_in_group(dev, req);
 
         if (r < 0) {
                 fuse_reply_err(req, -r);
+                return;
+        }
+        /* Each open file costs the daemon memory: bounded per uid, root
+         * aside. (The drop-ins are not bounded: they stand in for the
+         * kernel's devices, which every process of a service may hold.) */
+        if (uid != 0 && uidcount_get(&dev->open_by_uid, uid) >= dev->hub->params.limits.max_open_per_uid) {
+                fuse_reply_err(req, EMFILE);
                 return;
         }
         cusedev_op_open(req, fi);
@@ -309,11 +275,6 @@ static const struct cuse_lowlevel_ops trng_requests = {
 
 const CuseDevOps trngdev_ops = {
         .requests = &trng_requests,
-        .init = trng_init,
-        .done = trng_done,
         .pump = trng_pump,
         .wants_blocks = trng_wants_blocks,
-        .unpark = trng_unpark,
-        .fail_parked = trng_fail_parked,
-        .parked_uids = trng_parked_uids,
 };

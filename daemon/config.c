@@ -26,6 +26,13 @@
 #include <strings.h>
 #include <sys/un.h>
 
+/* The waiting reads of a device are shared out so that eight uids at their
+ * quota and root's reserve (one quota more) fit in max_parked: however many
+ * readers one uid starts, every other uid can park as long as fewer than
+ * eight hold their full quota, and root always can (issue 12). So the
+ * default max_parked_per_uid is max_parked / 9, and a value set by hand is
+ * held to it too. */
+#define PARKED_SHARES 9U
 #define NAME_LEN_MAX 64
 #define GROUP_LEN_MAX 32
 #define CREDIT_MBITS_MAX 8000U
@@ -70,7 +77,9 @@ static const Key keys[] = {
         DEVICE(trng_mode, KEY_MODE, 0, 0),
         DEVICE(random_mode, KEY_MODE, 0, 0),
         DEVICE(dropin, KEY_BOOL, 0, 0),
-        DEVICE(max_parked, KEY_UNSIGNED, 1, 1000000),
+        DEVICE(max_parked, KEY_UNSIGNED, PARKED_SHARES, 1000000),
+        DEVICE(max_parked_per_uid, KEY_UNSIGNED, 1, 1000000 / PARKED_SHARES),
+        DEVICE(max_open_per_uid, KEY_UNSIGNED, 1, 1000000),
         DEVICE(null_name, KEY_NAME_NONE, 0, 0),
         POOL(store_blocks, 1, 1048576),
         POOL(low_water, 0, 1048575),
@@ -112,6 +121,12 @@ static const char *const source_names[_CONFIG_SOURCE_MAX] = {
         [CONFIG_SOURCE_FILE] = "file",
 };
 
+unsigned config_max_parked_per_uid(const Config *c) {
+        if (c->max_parked_per_uid)
+                return c->max_parked_per_uid;
+        return c->max_parked >= PARKED_SHARES ? c->max_parked / PARKED_SHARES : 1;
+}
+
 const char *config_source_name(ConfigSource s) {
         return (unsigned) s < _CONFIG_SOURCE_MAX ? source_names[s] : NULL;
 }
@@ -143,6 +158,7 @@ int config_init_defaults(Config *ret) {
                 .random_mode = 0666,
                 .dropin = true,
                 .max_parked = 16384,
+                .max_open_per_uid = 1024,
                 .store_blocks = 1024,
                 .low_water = 256,
                 .min_healthy = 1,
@@ -553,6 +569,10 @@ static void check(Parser *p) {
                 fail(p, -EINVAL, later_line(p, "crng", "min_reseed_interval", "reseed_interval"),
                      "min_reseed_interval must be at most reseed_interval (%u.%03u s > %u s)",
                      c->min_reseed_interval_ms / 1000, c->min_reseed_interval_ms % 1000, c->reseed_interval);
+        if (c->max_parked_per_uid && c->max_parked_per_uid > c->max_parked / PARKED_SHARES)
+                fail(p, -EINVAL, later_line(p, "device", "max_parked_per_uid", "max_parked"),
+                     "max_parked_per_uid must be at most max_parked / %u (%u), so that 8 uids and root can always "
+                     "park a read", PARKED_SHARES, c->max_parked / PARKED_SHARES);
         if (c->low_water >= c->store_blocks)
                 fail(p, -EINVAL, later_line(p, "pool", "low_water", "store_blocks"),
                      "low_water must be < store_blocks (%u >= %u)", c->low_water, c->store_blocks);

@@ -8,7 +8,9 @@
  *   [device]   trng_name, random_name, urandom_name (CUSE DEVNAMEs),
  *              group (name or number), trng_mode, random_mode (octal),
  *              dropin = yes|no (serve the two CRNG devices),
- *              max_parked (waiting reads per device),
+ *              max_parked (waiting reads per device), max_parked_per_uid
+ *              (of them one uid's but root's; default max_parked / 9),
+ *              max_open_per_uid (/dev/truerandom files of one uid but root),
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
@@ -63,6 +65,8 @@ typedef struct Config {
         mode_t random_mode;
         bool dropin;
         unsigned max_parked;
+        unsigned max_parked_per_uid; /* 0: unset, max_parked / 9 (config_max_parked_per_uid()) */
+        unsigned max_open_per_uid;
         char *null_name;           /* NULL: no null device */
 
         unsigned store_blocks;
@@ -89,5 +93,9 @@ int config_init_defaults(Config *c);
 int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error);
 
 void config_done(Config *c);
+
+/* The quota of waiting reads per uid in effect: as set, else max_parked / 9
+ * (at least 1). */
+unsigned config_max_parked_per_uid(const Config *c);
 
 const char *config_source_name(ConfigSource s);

@@ -613,7 +613,9 @@ static int apply_config(Daemon *d, Config *c) {
             c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
             strcmp(c->socket_path, d->config.socket_path))
                 log_notice("device names, dropin, store size and the control socket change only on restart");
-        cusehub_set_max_parked(d->hub, c->max_parked);
+        (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
+                                                           .max_parked_per_uid = config_max_parked_per_uid(c),
+                                                           .max_open_per_uid = c->max_open_per_uid });
         for (size_t i = 0; i < d->n_devices; i++) {
                 CuseDev *dev = d->devices[i].dev;
                 bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
@@ -790,7 +792,10 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 log_error_errno(r, "start-up");
                 goto fail;
         }
-        r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked, .proc_root = d->hooks.proc_root },
+        r = cusehub_new(&(CuseHubParams){ .limits = { .max_parked = d->config.max_parked,
+                                                      .max_parked_per_uid = config_max_parked_per_uid(&d->config),
+                                                      .max_open_per_uid = d->config.max_open_per_uid },
+                                          .proc_root = d->hooks.proc_root },
                         d->store, d->crng, d->seeder,
                         &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);

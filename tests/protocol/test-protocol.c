@@ -767,6 +767,9 @@ static void test_malformed_ioctl_frames(void **state) {
 
 static void test_bounded_parking(void **state) {
         Harness *h = harness_new();
+        /* Root: the per-uid quota (test_parked_per_uid) does not hold it. */
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 6100 };
+        FkFile f;
         uint8_t buf[32];
         int64_t u[10];
         FkMsg m;
@@ -775,9 +778,11 @@ static void test_bounded_parking(void **state) {
         h->config.max_parked = 10;
         assert_int_equal(harness_start(h), 0);
         for (int i = 0; i < 10; i++)
-                u[i] = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 32, 0);
+                u[i] = fk_send_read(h->fk[CUSEDEV_TRNG], &root, h->trng.fh, 32, 0);
         /* The eleventh waiting read is told to come back. */
-        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), -EAGAIN);
+        f = h->trng;
+        f.caller = root;
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &f, buf, sizeof(buf)), -EAGAIN);
         for (int i = 0; i < 10; i++)
                 assert_true(fk_waiting(h->fk[CUSEDEV_TRNG], (uint64_t)u[i]));
         assert_int_equal(harness_stop(h), 0);
@@ -1283,6 +1288,104 @@ static void test_open_group_gate(void **state) {
         harness_free(h);
 }
 
+/* Issue 12, item 3: one uid's waiting reads can no longer crowd out the
+ * others. max_parked 90 makes the default quota 10 per uid (max_parked / 9):
+ * 8 uids at quota fill the 80 slots other uids may use, and 10 stay for
+ * root. Failed before: the first uid parked 90, and everybody else, root
+ * included, got EAGAIN at once. */
+static void test_parked_per_uid(void **state) {
+        Harness *h = harness_new();
+        FakeKernel *fk;
+        FkCaller greedy = { .uid = 2000, .gid = 100, .pid = 6000 };
+        FkCaller other = { .uid = 2001, .gid = 100, .pid = 6001 };
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 6002 };
+        int64_t g[10], o, r, u;
+        unsigned greedy_before_both = 0;
+        FkMsg m;
+
+        h->config.max_parked = 90;
+        h->config.start_delay_ms = 1500;
+        assert_int_equal(harness_start(h), 0);
+        fk = h->fk[CUSEDEV_TRNG];
+        for (int i = 0; i < 10; i++)
+                g[i] = fk_send_read(fk, &greedy, h->trng.fh, 32, 0);
+        /* Its eleventh is refused at once; another uid and root park. */
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &greedy, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(m.error, -EAGAIN);
+        o = fk_send_read(fk, &other, h->trng.fh, 32, 0);
+        r = fk_send_read(fk, &root, h->trng.fh, 32, 0);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)o));
+        assert_true(fk_waiting(fk, (uint64_t)r));
+        for (int i = 0; i < 10; i++)
+                assert_true(fk_waiting(fk, (uint64_t)g[i]));
+        /* The sources start: blocks are dealt round robin across uids, so
+         * the other uid and root are answered after at most one of the
+         * greedy uid's ten. */
+        for (unsigned answered = 0; answered < 12; answered++) {
+                assert_int_equal(fk_recv(fk, 30000, &m), 0);
+                assert_int_equal(m.kind, FK_MSG_REPLY);
+                assert_int_equal(m.error, 0);
+                if ((int64_t)m.unique != o && (int64_t)m.unique != r && (fk_waiting(fk, (uint64_t)o) ||
+                                                                     fk_waiting(fk, (uint64_t)r)))
+                        greedy_before_both++;
+        }
+        print_message("greedy uid's reads answered before both others were: %u\n", greedy_before_both);
+        assert_true(greedy_before_both <= 1);
+        harness_free(h);
+
+        /* Eight uids at quota, the ninth refused; root still parks ten. */
+        h = harness_new();
+        h->config.max_parked = 90;
+        h->config.start_delay_ms = 600000;
+        assert_int_equal(harness_start(h), 0);
+        fk = h->fk[CUSEDEV_TRNG];
+        for (uint32_t uid = 3000; uid < 3008; uid++)
+                for (int i = 0; i < 10; i++) {
+                        FkCaller c = { .uid = uid, .gid = 100, .pid = 7000 + uid };
+                        u = fk_send_read(fk, &c, h->trng.fh, 32, 0);
+                }
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)u));
+        other.uid = 3008;
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &other, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(m.error, -EAGAIN);
+        for (int i = 0; i < 10; i++)
+                r = fk_send_read(fk, &root, h->trng.fh, 32, 0);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)r));
+        /* 90 waiting: now the bound itself answers, root included. */
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &root, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(m.error, -EAGAIN);
+        harness_free(h);
+}
+
+/* Issue 12, item 3: open files of /dev/truerandom per uid (default 1024,
+ * root exempt). Failed before: the 1025th open of one uid succeeded. */
+static void test_open_files_per_uid(void **state) {
+        Harness *h = harness_new();
+        FkCaller one = { .uid = 1000, .gid = getgid(), .pid = 0 };
+        FkCaller two = { .uid = 1001, .gid = getgid(), .pid = 0 };
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 0 };
+        static FkFile f[1025];
+        FkFile g;
+
+        assert_int_equal(harness_start(h), 0);
+        for (int i = 0; i < 1024; i++)
+                assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[i]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &two, O_RDONLY, &g), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &root, O_RDONLY, &g), 0);
+        /* The drop-ins are not limited: they stand in for the kernel's. */
+        assert_int_equal(fk_open(h->fk[CUSEDEV_URANDOM], &one, O_RDONLY, &g), 0);
+        /* A closed file frees its slot (RELEASE carries no uid: the daemon
+         * remembers whose it was). */
+        assert_int_equal(fk_release(h->fk[CUSEDEV_TRNG], &f[0]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[0]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
+        harness_free(h);
+}
+
 /* Issue 12: a long read of a drop-in is one read(2) the kernel splits into
  * 128 KiB requests (fuse_direct_io() loops until a short reply), and a
  * caught signal does not end that loop: the kernel only marks each later
@@ -1361,6 +1464,8 @@ int main(void) {
                 cmocka_unit_test_teardown(test_long_dropin_read_signal, teardown),
                 cmocka_unit_test_teardown(test_truerandom_read_capped, teardown),
                 cmocka_unit_test_teardown(test_open_group_gate, teardown),
+                cmocka_unit_test_teardown(test_parked_per_uid, teardown),
+                cmocka_unit_test_teardown(test_open_files_per_uid, teardown),
         };
         sigset_t ss;
 

@@ -39,6 +39,8 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->random_mode, b->random_mode);
         assert_int_equal(a->dropin, b->dropin);
         assert_int_equal(a->max_parked, b->max_parked);
+        assert_int_equal(a->max_parked_per_uid, b->max_parked_per_uid);
+        assert_int_equal(a->max_open_per_uid, b->max_open_per_uid);
         assert_int_equal(a->store_blocks, b->store_blocks);
         assert_int_equal(a->low_water, b->low_water);
         assert_int_equal(a->min_healthy, b->min_healthy);
@@ -85,6 +87,10 @@ static void test_defaults(void **state) {
         assert_int_equal(c.random_mode, 0666);
         assert_true(c.dropin);
         assert_int_equal(c.max_parked, 16384);
+        /* Unset: max_parked / 9, so that 8 uids at quota and root fit. */
+        assert_int_equal(c.max_parked_per_uid, 0);
+        assert_int_equal(config_max_parked_per_uid(&c), 1820);
+        assert_int_equal(c.max_open_per_uid, 1024);
         assert_int_equal(c.store_blocks, 1024);
         assert_int_equal(c.low_water, 256);
         assert_int_equal(c.min_healthy, 1);
@@ -160,6 +166,8 @@ static const char full[] =
         "random_mode = 644\n"
         "dropin = no\n"
         "max_parked = 1000000\n"
+        "max_parked_per_uid = 111111\n"
+        "max_open_per_uid = 1000000\n"
         "null_name = zeros\n"
         "\n"
         "[pool]\n"
@@ -211,6 +219,8 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.random_mode, 0644);
         assert_false(c.dropin);
         assert_int_equal(c.max_parked, 1000000);
+        assert_int_equal(config_max_parked_per_uid(&c), 111111);
+        assert_int_equal(c.max_open_per_uid, 1000000);
         assert_int_equal(c.store_blocks, 1048576);
         assert_int_equal(c.low_water, 1048575);
         assert_int_equal(c.min_healthy, 2);
@@ -272,14 +282,14 @@ typedef struct BadCase {
 } BadCase;
 
 static const BadCase bad_cases[] = {
-        { "[device]\nmax_parked = 5\n[bogus]\n", 3, "unknown section [bogus]" },
+        { "[device]\nmax_parked = 50\n[bogus]\n", 3, "unknown section [bogus]" },
         { "[pool]\nstore_blocks = 10\n\nlowwater = 1\n", 4, "unknown key 'lowwater' in [pool]" },
         { "[crng]\nreseed_interval = 10\n\n[crng]\nreseed_interval = 20\n", 5,
           "duplicate key 'reseed_interval' in [crng], first set on line 2" },
         { "[device]\ndropin\n", 2, "syntax error: expected 'key = value'" },
         { "; comment\n[device\n", 2, "syntax error: '[' without ']'" },
         { "[device] trailing\n", 1, "syntax error: text after ']'" },
-        { "max_parked = 5\n", 1, "key 'max_parked' outside of any [section]" },
+        { "max_parked = 50\n", 1, "key 'max_parked' outside of any [section]" },
         { "[source.jitter]\ncredit = 8.5\n", 2, "credit must be a decimal number of bits in [0, 8]" },
         { "[source.jitter]\ncredit = 8.001\n", 2, "credit must be a decimal number of bits in [0, 8]" },
         { "[source.rdseed]\ncredit = -1\n", 2, "credit must be a decimal number of bits in [0, 8]" },
@@ -295,11 +305,17 @@ static const BadCase bad_cases[] = {
         { "[pool]\nstore_blocks = 200\n", 2, "low_water must be < store_blocks" },
         { "[pool]\nstore_blocks = 0\n", 2, "store_blocks must be a decimal integer in [1, 1048576]" },
         { "[pool]\nmin_healthy = 0\n", 2, "min_healthy must be a decimal integer in [1, 4]" },
-        { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
+        { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         { "[device]\nmax_parked = 99999999999999999999999\n", 2,
-          "max_parked must be a decimal integer in [1, 1000000]" },
+          "max_parked must be a decimal integer in [9, 1000000]" },
         { "[crng]\nreseed_interval = 60s\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
         { "[crng]\nreseed_interval =\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
+        { "[device]\nmax_parked = 8\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
+        { "[device]\nmax_parked = 90\nmax_parked_per_uid = 11\n", 3,
+          "max_parked_per_uid must be at most max_parked / 9 (10), so that 8 uids and root can always park a read" },
+        { "[device]\nmax_parked_per_uid = 2000\n", 2, "max_parked_per_uid must be at most max_parked / 9 (1820)" },
+        { "[device]\nmax_parked_per_uid = 0\n", 2, "max_parked_per_uid must be a decimal integer in [1, 111111]" },
+        { "[device]\nmax_open_per_uid = 0\n", 2, "max_open_per_uid must be a decimal integer in [1, 1000000]" },
         { "[crng]\nmin_reseed_interval = 1s\n", 2,
           "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
         { "[crng]\nmin_reseed_interval = 3600.001\n", 2,
@@ -341,7 +357,7 @@ static const BadCase bad_cases[] = {
         { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = 0.000\n", 4,
           "source.file is enabled but its credit is 0" },
         /* The first mistake is the one reported. */
-        { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
+        { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         /* Counting lines through comments, blank lines and indentation. */
         { "# header\n\n[device]\n  ; note\n\tdropin = yes\n\n\n[pool]\n  store_blocks = x\n", 9,
           "store_blocks must be a decimal integer in [1, 1048576]" },
@@ -403,7 +419,7 @@ static void test_bad_reload_keeps_previous(void **state) {
         assert_int_equal(config_load(conf, false, &reference, &error), 0);
 
         /* Valid keys before the mistake must not leak into the running one. */
-        write_conf("[device]\ntrng_name = other\nmax_parked = 7\n[pool]\nstore_blocks = 2\n");
+        write_conf("[device]\ntrng_name = other\nmax_parked = 70\n[pool]\nstore_blocks = 2\n");
         assert_int_equal(config_load(conf, false, &running, &error), -EINVAL);
         assert_non_null(error);
         free(error);

@@ -50,6 +50,9 @@
 #   replays urandom bytes), and a store of 8192 blocks (256 KiB) kept full:
 #   more than one read request carries, so /dev/truerandom's per-call cap
 #   shows.
+# - "quota" (check 21): max_parked 90, so 10 waiting reads per uid (the
+#   default max_parked / 9), 64 open files per uid, and sources that start
+#   only after 10 s, so that reads are seen waiting first.
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -218,6 +221,16 @@ enable = yes
 path = /etc/truerandomd/urandom.bin
 credit = 8
 loop = yes
+EOF
+
+cat > $CONF/quota.conf <<'EOF'
+[device]
+max_parked = 90
+max_open_per_uid = 64
+[pool]
+start_delay_ms = 10000
+[source.jitter]
+credit = 0.5
 EOF
 
 ONLY=
@@ -1004,6 +1017,43 @@ check_groupgate() {
         return $ok
 }
 
+# ---- 21. per-uid limits ---------------------------------------------------------
+# One uid at its quota of waiting reads: its next read is refused at once,
+# while another uid and root still park and are served in turn when the
+# sources start. One uid at its quota of open files: EMFILE for it alone.
+check_quota() {
+        ok=0
+        start_daemon quota.conf /tmp/quota.log || { note "no $TRNG"; return 1; }
+        trclient -u $ALICE -w 120 killreaders $TRNG 10 1000 5000 >/tmp/quota-alice.out 2>&1 &
+        apid=$!
+        wait_line /tmp/quota-alice.out '^(READY|ERR|FAIL)' 100 || { kill -KILL $apid; note "no READY"; return 1; }
+        note "$(head -n 1 /tmp/quota-alice.out)"
+        expect "ERR blocked*EAGAIN*did not block*" trclient -u $ALICE blocked $TRNG 32 500 || ok=1
+        trclient -u $BOB -w 120 blocked $TRNG 32 500 60000 >/tmp/quota-bob.out 2>&1 &
+        bpid=$!
+        trclient -w 120 blocked $TRNG 32 500 60000 >/tmp/quota-root.out 2>&1 &
+        rpid=$!
+        sleep 1
+        note "waiting $(stv devices.name=truerandom.waiting) reads of $(stv devices.name=truerandom.waiting_uids) uids"
+        wait $bpid || ok=1
+        wait $rpid || ok=1
+        note "bob: $(cat /tmp/quota-bob.out)"
+        note "root: $(cat /tmp/quota-root.out)"
+        kill -USR2 $apid
+        wait $apid
+
+        trclient -u $ALICE fds $TRNG 64 >/tmp/quota-fds.out 2>&1 &
+        fpid=$!
+        wait_line /tmp/quota-fds.out '^(READY|ERR|FAIL)' 100 || { kill -KILL $fpid; note "no READY from fds"; return 1; }
+        expect "ERR open*EMFILE on open*" trclient -u $ALICE open $TRNG || ok=1
+        expect "OK open*" trclient -u $BOB open $TRNG || ok=1
+        expect "OK open*" trclient open $TRNG || ok=1
+        kill -USR2 $fpid
+        wait $fpid || ok=1
+
+        return $ok
+}
+
 echo "=== guest up at $(up) s: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU,\
  $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c -E '^(rdrand|rdseed)$') of rdrand/rdseed,\
  hwrng $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)\
@@ -1029,6 +1079,7 @@ run_check 17-srcfault check_srcfault
 run_check 18-storm check_storm
 run_check 19-longread check_longread
 run_check 20-groupgate check_groupgate
+run_check 21-quota check_quota
 echo "SUMMARY: $PASSED passed, $FAILED failed, guest uptime $(up) s"
 sync
 poweroff -f
