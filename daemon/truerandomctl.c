@@ -258,11 +258,15 @@ static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
 
 /* One reply packet into buf; EXIT_OK or the exit code after saying why. */
 static int receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret) {
+        unsigned resets = 0;
         ssize_t n;
 
+        /* A daemon that turns the connection away ("busy") answers and
+         * closes at once; if our request was still unread there, the reset
+         * this causes is reported before the answer queued ahead of it. */
         do
                 n = recv(fd, buf, CTL_REPLY_MAX, MSG_TRUNC);
-        while (n < 0 && errno == EINTR);
+        while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 return fail(EXIT_FAILED, "no answer from truerandomd within %d s", timeout_s);
         if (n < 0)
@@ -298,6 +302,19 @@ static int reply_error(const CtlReply *r) {
         if (len > 0)
                 return fail(map[r->error].code, "%s: %.*s", map[r->error].what, len, (const char *) r->payload);
         return fail(map[r->error].code, "%s", map[r->error].what);
+}
+
+/* The send of the request failed with e. A daemon that turns connections
+ * away ("busy") answers and closes as it accepts, before a request can
+ * arrive: that answer is still there to read, and says more than EPIPE. */
+static int answer_after_failed_send(int fd, uint8_t *buf, int e) {
+        ssize_t n = recv(fd, buf, CTL_REPLY_MAX, MSG_DONTWAIT | MSG_TRUNC);
+        CtlReply r;
+
+        if ((e == EPIPE || e == ECONNRESET) && n > 0 && (size_t) n <= CTL_REPLY_MAX &&
+            ctl_reply_parse(buf, (size_t) n, &r) == 0)
+                return reply_error(&r);
+        return fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(e));
 }
 
 /* The verdict on the status, after printing it; or, when there is no
@@ -564,7 +581,7 @@ int main(int argc, char *argv[]) {
         if (code != EXIT_OK)
                 goto out;
         if (send(fd, request, (size_t) n, MSG_NOSIGNAL) != n) {
-                code = fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(errno));
+                code = answer_after_failed_send(fd, buf, errno);
                 goto out;
         }
         switch (o.req.command) {

@@ -35,7 +35,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -999,6 +1001,84 @@ static int cmd_killreaders(const char *dev, unsigned n, unsigned delay_ms, unsig
         return t_last <= (int64_t) limit_ms * 1000 ? EXIT_OK : EXIT_ERR;
 }
 
+#define CTLFLOOD_MAX 256
+
+static int ctl_connect(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* Keeps n connections to truerandomd's control socket open for seconds,
+ * asking nothing, and opens a new one as soon as the daemon closes one
+ * (busy, or its 5 s deadline): what issue 12 found locks root's status
+ * out. With seconds 0: holds them until the script's SIGUSR2. */
+static int cmd_ctlflood(const char *path, unsigned n, unsigned seconds) {
+        struct pollfd p[CTLFLOOD_MAX];
+        uint64_t connects = 0, busy = 0, timeouts = 0, other = 0;
+        unsigned open_now = 0;
+        sigset_t old;
+        char buf[256];
+        int64_t t0 = now_us();
+
+        if (n == 0 || n > CTLFLOOD_MAX)
+                return EXIT_FAIL;
+        for (unsigned i = 0; i < n; i++)
+                p[i] = (struct pollfd) { .fd = -1, .events = POLLIN };
+        for (;;) {
+                for (unsigned i = 0; i < n; i++)
+                        if (p[i].fd < 0 && (p[i].fd = ctl_connect(path)) >= 0)
+                                connects++;
+                if (seconds == 0)
+                        break;
+                if (ms_since(t0) >= seconds * 1000.0)
+                        break;
+                if (poll(p, n, 50) <= 0)
+                        continue;
+                for (unsigned i = 0; i < n; i++) {
+                        ssize_t k;
+
+                        if (p[i].fd < 0 || !p[i].revents)
+                                continue;
+                        k = recv(p[i].fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                        buf[k > 0 ? k : 0] = 0;
+                        if (strncmp(buf, "error busy", 10) == 0)
+                                busy++;
+                        else if (strncmp(buf, "error timeout", 13) == 0)
+                                timeouts++;
+                        else
+                                other++;
+                        close(p[i].fd);
+                        p[i].fd = -1;
+                }
+        }
+        if (seconds == 0) {
+                /* What the daemon turned away at once is answered by now. */
+                sleep_ms(200);
+                for (unsigned i = 0; i < n; i++) {
+                        struct pollfd q = { .fd = p[i].fd, .events = POLLIN };
+                        if (p[i].fd >= 0 && poll(&q, 1, 0) == 0)
+                                open_now++;
+                }
+                go_prepare(&old);
+                printf("READY ctlflood %s: %u of %u connections held (uid=%d)\n", path, open_now, n, (int) getuid());
+                go_wait(&old);
+        }
+        for (unsigned i = 0; i < n; i++)
+                if (p[i].fd >= 0)
+                        close(p[i].fd);
+        printf("OK ctlflood %s: %" PRIu64 " connections in %.1f s, %" PRIu64 " answered busy, %" PRIu64
+               " timed out, %" PRIu64 " other (uid=%d)\n", path, connects, ms_since(t0) / 1000.0, busy, timeouts,
+               other, (int) getuid());
+        return EXIT_OK;
+}
+
 /* Opens n files on dev (RLIMIT_NOFILE raised as far as needed), reads none,
  * and keeps them until the script's SIGUSR2; then closes every one. */
 static int cmd_fds(const char *dev, unsigned n) {
@@ -1632,6 +1712,8 @@ static void usage(void) {
                 "  tick DEV N INTERVAL_MS SECONDS read N bytes every INTERVAL_MS, latency percentiles\n"
                 "  killreaders DEV N DELAY_MS LIMIT_MS  N parked readers; on SIGUSR2 all get SIGKILL\n"
                 "  fds DEV N                      open N files, close them on SIGUSR2\n"
+                "  ctlflood SOCKET N SECONDS      hold N idle control connections, reopening\n"
+                "                                 each the daemon closes (0 s: until SIGUSR2)\n"
                 "  cpu PID MS MAX_PERCENT         CPU time of PID over MS\n"
                 "  longread DEV N [M MS]          one read(N); then one read(M) with SIGUSR1 after MS\n"
                 "  json FILE|-                    is it valid JSON\n"
@@ -1708,6 +1790,8 @@ int main(int argc, char **argv) {
                 return cmd_tick(dev, ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
         if (strcmp(cmd, "killreaders") == 0 && na >= 3)
                 return cmd_killreaders(dev, (unsigned) ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
+        if (strcmp(cmd, "ctlflood") == 0 && na >= 2)
+                return cmd_ctlflood(dev, (unsigned) ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "fds") == 0 && na >= 1)
                 return cmd_fds(dev, (unsigned) ARG(0, 0));
         if (strcmp(cmd, "longread") == 0 && na >= 1)
