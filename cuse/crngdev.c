@@ -24,39 +24,59 @@
 #include "pool/secret.h"
 #include "rndioctl.h"
 
-static void crng_unpark(Parked *p) {
-        TAILQ_REMOVE(&p->dev->fifo, p, fifo);
-        p->dev->n_parked--;
-}
-
-static void crng_fail_parked(CuseDev *dev, int err) {
-        Parked *p;
-
-        while ((p = TAILQ_FIRST(&dev->fifo))) {
-                crng_unpark(p);
-                parked_reply_err(p, err);
-        }
-}
-
 static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
+        static const uint8_t zeros[CUSE_MAX_REPLY];
         uint8_t *buf = dev->hub->scratch;
 
         size = MIN(size, (size_t)CUSE_MAX_REPLY);
+        if (dev->kind == CUSEDEV_NULL) {
+                (void)fuse_reply_buf(req, (const char *)zeros, size);
+                dev->bytes_served += size;
+                return;
+        }
         crng_generate(dev->hub->crng, buf, size);
         (void)fuse_reply_buf(req, (const char *)buf, size);
         sodium_memzero(buf, size);
         dev->bytes_served += size;
 }
 
+/* The next request of a long read(2) (offset > 0): answered by
+ * crng_serve_deferred() once the session has nothing else queued, or EINTR
+ * by its interrupt (cusedev_process() says why). */
+static void defer(CuseDev *dev, fuse_req_t req, size_t size) {
+        Parked *p = parked_new(dev, req, size);
+
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        p->deferred = true;
+        TAILQ_INSERT_TAIL(&dev->deferred, p, deferred_link);
+        dev->n_deferred++;
+        (void)parked_arm(p);
+}
+
+static void crng_serve_deferred(CuseDev *dev) {
+        Parked *p;
+
+        while ((p = TAILQ_FIRST(&dev->deferred))) {
+                parked_unlink(p);
+                serve(dev, p->req, p->size);
+                free(p);
+        }
+}
+
 /* The CRNG just got its first credited seed: parked readers and pollers of
  * the drop-in random go now. */
 static void crng_seeded(CuseDev *dev) {
-        Parked *p;
+        FairEntry *e;
 
         if (dev->kind != CUSEDEV_RANDOM)
                 return;
-        while ((p = TAILQ_FIRST(&dev->fifo))) {
-                crng_unpark(p);
+        while ((e = fairq_pop(dev->fq))) {
+                Parked *p = FAIRQ_ENTRY_OF(e, Parked, fair);
+
+                dev->n_parked--;
                 serve(dev, p->req, p->size);
                 free(p);
         }
@@ -64,43 +84,33 @@ static void crng_seeded(CuseDev *dev) {
 }
 
 static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
-        static const uint8_t zeros[CUSE_MAX_REPLY];
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
-        Parked *p;
 
         dev->reads++;
         if (hub->shutting_down) {
                 fuse_reply_err(req, hub->shutdown_err);
                 return;
         }
-        if (dev->kind == CUSEDEV_NULL) {
-                size = MIN(size, sizeof(zeros));
-                (void)fuse_reply_buf(req, (const char *)zeros, size);
-                dev->bytes_served += size;
-                return;
-        }
         if (size == 0) {
                 fuse_reply_buf(req, NULL, 0);
                 return;
         }
-        if (dev->kind == CUSEDEV_URANDOM || crng_is_seeded(hub->crng)) {
-                serve(dev, req, size);
+        if (dev->kind != CUSEDEV_RANDOM || crng_is_seeded(hub->crng)) {
+                /* CUSE starts every read(2) at offset 0: more is a long
+                 * read's next request. */
+                if (off > 0)
+                        defer(dev, req, size);
+                else
+                        serve(dev, req, size);
                 return;
         }
-        if (fi->flags & O_NONBLOCK || dev->n_parked >= hub->params.max_parked) {
+        if (fi->flags & O_NONBLOCK) {
                 dev->eagain++;
                 fuse_reply_err(req, EAGAIN);
                 return;
         }
-        p = parked_new(dev, req, size);
-        if (!p) {
-                fuse_reply_err(req, ENOMEM);
-                return;
-        }
-        TAILQ_INSERT_TAIL(&dev->fifo, p, fifo);
-        dev->n_parked++;
-        if (parked_arm(p))
+        if (cusedev_park(dev, req, size))
                 cusehub_demand_changed(hub);
 }
 
@@ -204,12 +214,6 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
-/* Waiting reads of the drop-in random are one FIFO: one uid as far as
- * status is concerned. */
-static unsigned crng_parked_uids(const CuseDev *dev) {
-        return dev->n_parked ? 1 : 0;
-}
-
 static const struct cuse_lowlevel_ops crng_requests = {
         .init_done = cusedev_op_init_done,
         .open = cusedev_op_open,
@@ -224,7 +228,5 @@ static const struct cuse_lowlevel_ops crng_requests = {
 const CuseDevOps crngdev_ops = {
         .requests = &crng_requests,
         .seeded = crng_seeded,
-        .unpark = crng_unpark,
-        .fail_parked = crng_fail_parked,
-        .parked_uids = crng_parked_uids,
+        .serve_deferred = crng_serve_deferred,
 };

@@ -16,6 +16,7 @@
 #include "cusedev.h"
 #include "fairq.h"
 #include "rndioctl.h"
+#include "uidhash.h"
 
 /* Most bytes one reply carries: CUSE's max_read (libfuse 3.14 offers 128 KiB). */
 #define CUSE_MAX_REPLY 131072U
@@ -23,42 +24,40 @@
 typedef struct CuseFile {
         TAILQ_ENTRY(CuseFile) link;  /* the device's open files */
         CuseDev *dev;
+        uint32_t uid;                /* who opened it (RELEASE carries none) */
         struct fuse_pollhandle *ph; /* newest poll handle; NULL once notified */
 } CuseFile;
 
-/* A read waiting for data. It is on exactly one list (the device's fair
- * queue or FIFO) until the one reply is sent. */
+/* A read waiting for data, or a long read's next request held back. It is
+ * on exactly one list (the device's fair queue, or its deferred list) until
+ * the one reply is sent. */
 typedef struct Parked {
         fuse_req_t req;
         CuseDev *dev;
         size_t size;
         uint32_t uid;
-        FairEntry fair;              /* TRNG: the fair queue */
-        TAILQ_ENTRY(Parked) fifo;    /* RANDOM: the FIFO */
+        FairEntry fair;              /* the device's queue of waiting reads */
+        TAILQ_ENTRY(Parked) deferred_link; /* drop-ins: the deferred list */
         STAILQ_ENTRY(Parked) touched; /* TRNG pump: reads that get blocks this round */
         size_t plan_blocks;
+        bool deferred;               /* a long read's next request, held in cusedev_process() */
         bool registering;            /* inside fuse_req_interrupt_func() */
         bool interrupted_early;      /* its INTERRUPT came during registration */
 } Parked;
 
 /* What a kind of device does for the hub. Every member but requests may be
- * NULL: nothing to do. */
+ * NULL: nothing to do. Waiting reads, their bounds and their interrupts
+ * are the same for every kind (cusedev.c). */
 typedef struct CuseDevOps {
         const struct cuse_lowlevel_ops *requests;  /* what the kernel sends it */
-        int (*init)(CuseDev *dev);                 /* once created; 0 or -errno */
-        void (*done)(CuseDev *dev);                /* before it is freed */
         /* The store may have new blocks (or /dev/truerandom just opened). */
         void (*pump)(CuseDev *dev);
         /* The CRNG got its first seed. */
         void (*seeded)(CuseDev *dev);
         /* Readers wait for store blocks: the sources should run. */
         bool (*wants_blocks)(const CuseDev *dev);
-        /* Takes p off the device's wait list; the caller replies. */
-        void (*unpark)(Parked *p);
-        /* Answers every waiting read with -err (shutdown). */
-        void (*fail_parked)(CuseDev *dev, int err);
-        /* Distinct uids among the waiting reads. */
-        unsigned (*parked_uids)(const CuseDev *dev);
+        /* Answers the reads deferred while cusedev_process() read on. */
+        void (*serve_deferred)(CuseDev *dev);
 } CuseDevOps;
 
 extern const CuseDevOps trngdev_ops;  /* CUSEDEV_TRNG */
@@ -81,10 +80,17 @@ struct CuseDev {
 
         TAILQ_HEAD(CuseFileList, CuseFile) files;
         unsigned n_files;
+        UidCount open_by_uid;                /* the files, per uid */
 
-        FairQueue *fq;                       /* TRNG: trngdev.c's */
-        TAILQ_HEAD(ParkedFifo, Parked) fifo; /* RANDOM: crngdev.c's */
+        /* Waiting reads: TRNG deals blocks round robin across uids from
+         * it; the drop-in random answers all at its first seed. By uid for
+         * the per-uid bounds either way. */
+        FairQueue *fq;
         unsigned n_parked;
+        /* Drop-ins: the later requests of long reads, answered once the
+         * session has nothing else queued (cusedev_process()). */
+        TAILQ_HEAD(, Parked) deferred;
+        unsigned n_deferred;
 
         uint64_t reads;
         uint64_t bytes_served;
@@ -141,4 +147,12 @@ Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
 /* Registers the interrupt callback; false if the request was interrupted
  * meanwhile (then it has been answered EINTR and p freed). */
 bool parked_arm(Parked *p);
+/* Takes p off the list it is on; the caller replies. */
+void parked_unlink(Parked *p);
 void parked_reply_err(Parked *p, int err);
+/* Parks a read on dev's queue within the bounds on waiting reads (DESIGN
+ * §6): true when it waits; false when it was answered instead (EAGAIN over
+ * a bound, ENOMEM, EINTR when interrupted as it parked). */
+bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size);
+/* Answers every waiting and deferred read with err (shutdown). */
+void cusedev_fail_parked(CuseDev *dev, int err);

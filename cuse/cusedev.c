@@ -41,8 +41,8 @@ CuseDev *cusedev_free(CuseDev *dev) {
                         fuse_pollhandle_destroy(f->ph);
                 free(f);
         }
-        if (dev->ops->done)
-                dev->ops->done(dev);
+        dev->fq = fairq_free(dev->fq);
+        uidcount_done(&dev->open_by_uid);
         free(dev->buf.mem);
         free(dev->name);
         free(dev->dev_dir);
@@ -112,17 +112,13 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         dev->gid = params->gid;
         dev->mode = params->mode;
         TAILQ_INIT(&dev->files);
-        TAILQ_INIT(&dev->fifo);
+        TAILQ_INIT(&dev->deferred);
         dev->name = strdup(params->name);
         dev->dev_dir = params->dev_dir ? strdup(params->dev_dir) : NULL;
-        if (!dev->name || (params->dev_dir && !dev->dev_dir)) {
+        if (!dev->name || (params->dev_dir && !dev->dev_dir) || uidcount_init(&dev->open_by_uid) < 0 ||
+            fairq_new(&dev->fq) < 0) {
                 r = -ENOMEM;
                 goto fail;
-        }
-        if (dev->ops->init) {
-                r = dev->ops->init(dev);
-                if (r < 0)
-                        goto fail;
         }
 
         snprintf(devname, sizeof(devname), "DEVNAME=%s", params->name);
@@ -183,7 +179,7 @@ const char *cusedev_name(const CuseDev *dev) {
         return dev->name;
 }
 
-int cusedev_process(CuseDev *dev) {
+static int process_one(CuseDev *dev) {
         int r;
 
         if (fuse_session_exited(dev->se))
@@ -197,6 +193,30 @@ int cusedev_process(CuseDev *dev) {
                 return r;
         fuse_session_process_buf(dev->se, &dev->buf);
         return fuse_session_exited(dev->se) ? -ENODEV : 0;
+}
+
+/* A long read(2) of a drop-in reaches us as one request per 128 KiB, the
+ * later ones at offsets > 0, and the kernel's loop (fuse_direct_io()) goes
+ * on until a reply is short or an error: a caught signal does not stop it.
+ * But the kernel marks each request sent while a signal is pending, and
+ * queues its INTERRUPT as we read the request, ahead of everything else
+ * (fuse_dev_do_read()). So a device defers those later requests, and here
+ * they are answered only once the session has nothing queued: an INTERRUPT
+ * for one has reached its callback by then, which answers EINTR, and the
+ * read returns what it has, as the kernel's /dev/urandom does. Bounded:
+ * after CUSE_DRAIN_MAX messages the deferred ones are answered anyway. */
+#define CUSE_DRAIN_MAX 64
+
+int cusedev_process(CuseDev *dev) {
+        int r = process_one(dev), drained = 0;
+
+        for (unsigned i = 0; i < CUSE_DRAIN_MAX && drained == 0 && dev->n_deferred > 0; i++)
+                drained = process_one(dev);
+        if (dev->n_deferred > 0)
+                dev->ops->serve_deferred(dev);
+        if (r < 0)
+                return r;
+        return drained == -EAGAIN ? 0 : drained;
 }
 
 int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode) {
@@ -224,7 +244,7 @@ void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret) {
                 .up = dev->up,
                 .open_files = dev->n_files,
                 .parked = dev->n_parked,
-                .parked_uids = dev->ops->parked_uids ? dev->ops->parked_uids(dev) : 0,
+                .parked_uids = (unsigned)fairq_uids(dev->fq),
                 .reads = dev->reads,
                 .bytes_served = dev->bytes_served,
                 .eagain = dev->eagain,
@@ -254,8 +274,18 @@ void cusedev_op_init_done(void *userdata) {
         cusehub_event(dev->hub, dev, CUSE_EVENT_UP, 0);
 }
 
+static void file_free(CuseFile *f) {
+        TAILQ_REMOVE(&f->dev->files, f, link);
+        f->dev->n_files--;
+        uidcount_dec(&f->dev->open_by_uid, f->uid);
+        if (f->ph)
+                fuse_pollhandle_destroy(f->ph);
+        free(f);
+}
+
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
+        uint32_t uid = fuse_req_ctx(req)->uid;
         CuseFile *f;
 
         if (dev->hub->shutting_down) {
@@ -263,34 +293,28 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
                 return;
         }
         f = calloc(1, sizeof(*f));
-        if (!f) {
+        if (!f || uidcount_inc(&dev->open_by_uid, uid) < 0) {
+                free(f);
                 fuse_reply_err(req, ENOMEM);
                 return;
         }
         f->dev = dev;
+        f->uid = uid;
         TAILQ_INSERT_TAIL(&dev->files, f, link);
         dev->n_files++;
         fi->fh = (uint64_t)(uintptr_t)f;
         fi->direct_io = 1;
         fi->nonseekable = 1;
-        if (fuse_reply_open(req, fi) < 0) {
-                /* The opener is gone: the kernel will send no RELEASE. */
-                TAILQ_REMOVE(&dev->files, f, link);
-                dev->n_files--;
-                free(f);
-        }
+        /* The opener is gone: the kernel will send no RELEASE. */
+        if (fuse_reply_open(req, fi) < 0)
+                file_free(f);
 }
 
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi) {
         CuseFile *f = (CuseFile *)(uintptr_t)fi->fh;
 
-        if (f) {
-                TAILQ_REMOVE(&f->dev->files, f, link);
-                f->dev->n_files--;
-                if (f->ph)
-                        fuse_pollhandle_destroy(f->ph);
-                free(f);
-        }
+        if (f)
+                file_free(f);
         fuse_reply_err(req, 0);
 }
 
@@ -369,7 +393,7 @@ static void parked_interrupted(fuse_req_t req, void *data) {
         }
         /* Single-threaded: the request is still unanswered, so it is still
          * parked. Unlink, then the one reply. */
-        p->dev->ops->unpark(p);
+        parked_unlink(p);
         p->dev->interrupted++;
         fuse_reply_err(req, EINTR);
         cusehub_demand_changed(p->dev->hub);
@@ -382,14 +406,81 @@ bool parked_arm(Parked *p) {
         p->registering = false;
         if (!p->interrupted_early)
                 return true;
-        p->dev->ops->unpark(p);
+        parked_unlink(p);
         p->dev->interrupted++;
         fuse_reply_err(p->req, EINTR);
         free(p);
         return false;
 }
 
+void parked_unlink(Parked *p) {
+        if (p->deferred) {
+                TAILQ_REMOVE(&p->dev->deferred, p, deferred_link);
+                p->dev->n_deferred--;
+                return;
+        }
+        fairq_remove(p->dev->fq, &p->fair);
+        p->dev->n_parked--;
+}
+
 void parked_reply_err(Parked *p, int err) {
         fuse_reply_err(p->req, err);
         free(p);
+}
+
+/* The bounds on waiting reads (DESIGN §6), for a read of uid: 0 or -EAGAIN.
+ * With the default max_parked_per_uid (max_parked / 9, config.c) eight uids
+ * at their quota and root's reserve fit, so every uid can park as long as
+ * at most seven others hold their full quota, and root always can. */
+static int park_allowed(const CuseDev *dev, uint32_t uid) {
+        const CuseHubLimits *l = &dev->hub->params.limits;
+        size_t root = fairq_count_uid(dev->fq, 0);
+
+        if (dev->n_parked >= l->max_parked)
+                return -EAGAIN;
+        if (uid == 0)
+                return 0;
+        if (dev->n_parked - root >= l->max_parked - l->max_parked_per_uid ||
+            fairq_count_uid(dev->fq, uid) >= l->max_parked_per_uid)
+                return -EAGAIN;
+        return 0;
+}
+
+bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size) {
+        uint32_t uid = fuse_req_ctx(req)->uid;
+        Parked *p;
+
+        if (park_allowed(dev, uid) < 0) {
+                /* Bounded memory, and no uid crowding out the others: a
+                 * reader over a bound is told to come back. */
+                dev->eagain++;
+                fuse_reply_err(req, EAGAIN);
+                return false;
+        }
+        p = parked_new(dev, req, size);
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return false;
+        }
+        if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
+                parked_reply_err(p, ENOMEM);
+                return false;
+        }
+        dev->n_parked++;
+        return parked_arm(p);
+}
+
+void cusedev_fail_parked(CuseDev *dev, int err) {
+        FairEntry *e;
+        Parked *p;
+
+        while ((e = fairq_pop(dev->fq))) {
+                p = FAIRQ_ENTRY_OF(e, Parked, fair);
+                dev->n_parked--;
+                parked_reply_err(p, err);
+        }
+        while ((p = TAILQ_FIRST(&dev->deferred))) {
+                parked_unlink(p);
+                parked_reply_err(p, err);
+        }
 }

@@ -55,8 +55,17 @@ typedef struct CuseHubCallbacks {
         void *userdata;
 } CuseHubCallbacks;
 
+/* Bounds on what callers hold (DESIGN §6). Root is held only by
+ * max_parked: the waiting reads of every other uid together stop
+ * max_parked_per_uid short of it, which stay for root. */
+typedef struct CuseHubLimits {
+        unsigned max_parked;          /* waiting reads per device; beyond: EAGAIN */
+        unsigned max_parked_per_uid;  /* of them, one uid other than root's */
+        unsigned max_open_per_uid;    /* /dev/truerandom files of one uid but root; beyond: EMFILE */
+} CuseHubLimits;
+
 typedef struct CuseHubParams {
-        unsigned max_parked;      /* waiting reads per device; beyond: EAGAIN */
+        CuseHubLimits limits;     /* each >= 1, max_parked_per_uid < max_parked */
         const char *proc_root;    /* for privilege checks; NULL = /proc */
 } CuseHubParams;
 
@@ -123,8 +132,9 @@ void cusehub_shutdown(CuseHub *hub, int err);
 
 void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret);
 
-/* Applies a reloaded bound (existing parked reads stay). */
-void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked);
+/* Applies reloaded bounds (what callers hold already stays); invalid
+ * bounds (see CuseHubParams) change nothing: -EINVAL. */
+int cusehub_set_limits(CuseHub *hub, const CuseHubLimits *limits);
 
 /* Iteration for status: NULL-terminated order of creation. */
 CuseDev *cusehub_device(CuseHub *hub, size_t i);

@@ -18,11 +18,16 @@
 /* ------------------------------------------------------------------ */
 /* hub                                                                 */
 
+static bool limits_valid(const CuseHubLimits *l) {
+        return l->max_parked > 0 && l->max_parked_per_uid > 0 && l->max_parked_per_uid < l->max_parked &&
+               l->max_open_per_uid > 0;
+}
+
 int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *seeder,
                 const CuseHubCallbacks *cb, CuseHub **ret) {
         CuseHub *hub;
 
-        if (!params || !store || !crng || !seeder || !ret || params->max_parked == 0)
+        if (!params || !store || !crng || !seeder || !ret || !limits_valid(&params->limits))
                 return -EINVAL;
         hub = calloc(1, sizeof(*hub));
         if (!hub)
@@ -94,9 +99,11 @@ void cusehub_seed_if_due(CuseHub *hub) {
         cusehub_seeded(hub, seeder_pump(hub->seeder));
 }
 
-void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked) {
-        if (max_parked > 0)
-                hub->params.max_parked = max_parked;
+int cusehub_set_limits(CuseHub *hub, const CuseHubLimits *limits) {
+        if (!limits_valid(limits))
+                return -EINVAL;
+        hub->params.limits = *limits;
+        return 0;
 }
 
 void cusehub_set_trng_open(CuseHub *hub, bool open) {
@@ -134,8 +141,7 @@ void cusehub_shutdown(CuseHub *hub, int err) {
         hub->shutdown_err = err;
         for (size_t i = 0; i < hub->n_devs; i++) {
                 CuseDev *dev = hub->devs[i];
-                if (dev->ops->fail_parked)
-                        dev->ops->fail_parked(dev, err);
+                cusedev_fail_parked(dev, err);
                 /* Pollers re-poll and then see the error or POLLERR. */
                 cusedev_notify_pollers(dev);
         }

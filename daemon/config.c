@@ -26,6 +26,13 @@
 #include <strings.h>
 #include <sys/un.h>
 
+/* The waiting reads of a device are shared out so that eight uids at their
+ * quota and root's reserve (one quota more) fit in max_parked: however many
+ * readers one uid starts, every other uid can park as long as fewer than
+ * eight hold their full quota, and root always can (issue 12). So the
+ * default max_parked_per_uid is max_parked / 9, and a value set by hand is
+ * held to it too. */
+#define PARKED_SHARES 9U
 #define NAME_LEN_MAX 64
 #define GROUP_LEN_MAX 32
 #define CREDIT_MBITS_MAX 8000U
@@ -44,6 +51,7 @@ typedef enum KeyType {
         KEY_KIB,        /* size_t bytes, written in KiB in [min, max] */
         KEY_CREDIT,     /* uint32_t millibits */
         KEY_CREDIT_AUTO, /* uint32_t millibits in SourceConfig.credit_mbits, or auto */
+        KEY_SECONDS,    /* unsigned milliseconds, written in seconds with up to 3 decimals, <= max */
         KEY_PATH,       /* char *: absolute path */
         KEY_PATH_NONE,  /* char *: absolute path, or "none" for NULL */
         KEY_SOCKET,     /* char *: absolute path that fits sockaddr_un */
@@ -70,13 +78,16 @@ static const Key keys[] = {
         DEVICE(trng_mode, KEY_MODE, 0, 0),
         DEVICE(random_mode, KEY_MODE, 0, 0),
         DEVICE(dropin, KEY_BOOL, 0, 0),
-        DEVICE(max_parked, KEY_UNSIGNED, 1, 1000000),
+        DEVICE(max_parked, KEY_UNSIGNED, PARKED_SHARES, 1000000),
+        DEVICE(max_parked_per_uid, KEY_UNSIGNED, 1, 1000000 / PARKED_SHARES),
+        DEVICE(max_open_per_uid, KEY_UNSIGNED, 1, 1000000),
         DEVICE(null_name, KEY_NAME_NONE, 0, 0),
         POOL(store_blocks, 1, 1048576),
         POOL(low_water, 0, 1048575),
         POOL(min_healthy, 1, _CONFIG_SOURCE_MAX - 1),     /* every source but kernel */
         POOL(start_delay_ms, 0, 600000),
         { "crng", "reseed_interval", KEY_UNSIGNED, offsetof(Config, reseed_interval), 1, 86400 },
+        { "crng", "min_reseed_interval", KEY_SECONDS, offsetof(Config, min_reseed_interval_ms), 0, 3600000 },
         { "control", "socket", KEY_SOCKET, offsetof(Config, socket_path), 0, 0 },
         { "assessment", "samples", KEY_UNSIGNED, offsetof(Config, assess_samples), CONFIG_ASSESS_SAMPLES_MIN,
           CONFIG_ASSESS_SAMPLES_MAX },
@@ -116,6 +127,12 @@ static const char *const source_names[_CONFIG_SOURCE_MAX] = {
         [CONFIG_SOURCE_FILE] = "file",
 };
 
+unsigned config_max_parked_per_uid(const Config *c) {
+        if (c->max_parked_per_uid)
+                return c->max_parked_per_uid;
+        return c->max_parked >= PARKED_SHARES ? c->max_parked / PARKED_SHARES : 1;
+}
+
 const char *config_source_name(ConfigSource s) {
         return (unsigned) s < _CONFIG_SOURCE_MAX ? source_names[s] : NULL;
 }
@@ -148,12 +165,14 @@ int config_init_defaults(Config *ret) {
                 .random_mode = 0666,
                 .dropin = true,
                 .max_parked = 16384,
+                .max_open_per_uid = 1024,
                 .store_blocks = 1024,
                 .low_water = 256,
                 .min_healthy = 1,
                 .start_delay_ms = 0,
                 .reseed_interval = 60,
                 .assess_samples = CONFIG_ASSESS_SAMPLES_DEFAULT,
+                .min_reseed_interval_ms = 1000,
                 .source = {
                         /* Measured where it runs; at most 1 bit per sample
                          * whatever the estimators say (docs/ENTROPY.md). */
@@ -238,16 +257,17 @@ static int parse_mode(const char *s, mode_t *ret) {
         return 0;
 }
 
-/* "I[.F]" with I <= 8; millibits, further decimals dropped so that the
- * credit never exceeds what was written; 8 itself only with a zero fraction. */
-static int parse_credit(const char *s, uint32_t *ret) {
+/* "I[.F]": a decimal number in thousandths, further decimals dropped so
+ * that the value never exceeds what was written; at most max thousandths,
+ * and the largest whole value itself only with a zero fraction. */
+static int parse_milli(const char *s, uint32_t max, uint32_t *ret) {
         uint32_t whole = 0, frac = 0;
         bool frac_nonzero = false;
         size_t digits = 0;
 
         for (; *s >= '0' && *s <= '9'; s++, digits++) {
                 whole = whole * 10 + (uint32_t) (*s - '0');
-                if (whole > CREDIT_MBITS_MAX / 1000)
+                if (whole > max / 1000)
                         return -ERANGE;
         }
         if (digits == 0)
@@ -266,7 +286,7 @@ static int parse_credit(const char *s, uint32_t *ret) {
         }
         if (*s)
                 return -EINVAL;
-        if (whole * 1000 == CREDIT_MBITS_MAX && frac_nonzero)
+        if (whole * 1000 + frac > max || (whole * 1000 == max && frac_nonzero))
                 return -ERANGE;
         *ret = whole * 1000 + frac;
         return 0;
@@ -470,7 +490,7 @@ static int apply(Parser *p, const Key *k, const char *value) {
                              k->section);
                         return -EINVAL;
                 }
-                if (parse_credit(value, field) < 0) {
+                if (parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
                         fail(p, -EINVAL, p->lineno, "%s must be a decimal number of bits in [0, 8]", name);
                         return -EINVAL;
                 }
@@ -483,13 +503,21 @@ static int apply(Parser *p, const Key *k, const char *value) {
                         sc->credit_mbits = 0;
                         return 0;
                 }
-                if (parse_credit(value, field) < 0) {
+                if (parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
                         fail(p, -EINVAL, p->lineno, "%s must be auto or a decimal number of bits in [0, 8]", name);
                         return -EINVAL;
                 }
                 sc->credit_auto = false;
                 return 0;
         }
+        case KEY_SECONDS:
+                if (parse_milli(value, (uint32_t) k->max, field) < 0) {
+                        fail(p, -EINVAL, p->lineno,
+                             "%s must be a decimal number of seconds in [%llu, %llu], at most 3 decimals", name,
+                             (unsigned long long) k->min / 1000, (unsigned long long) k->max / 1000);
+                        return -EINVAL;
+                }
+                return 0;
         case KEY_PATH:
                 if (!valid_path(value, PATH_MAX - 1)) {
                         fail(p, -EINVAL, p->lineno, "%s must be an absolute path", name);
@@ -568,6 +596,16 @@ static void check(Parser *p) {
         const Config *c = p->config;
         const SourceConfig *file = &c->source[CONFIG_SOURCE_FILE];
 
+        /* A floor above the period would quietly make the periodic reseeds
+         * rarer than configured. */
+        if (c->min_reseed_interval_ms > c->reseed_interval * 1000U)
+                fail(p, -EINVAL, later_line(p, "crng", "min_reseed_interval", "reseed_interval"),
+                     "min_reseed_interval must be at most reseed_interval (%u.%03u s > %u s)",
+                     c->min_reseed_interval_ms / 1000, c->min_reseed_interval_ms % 1000, c->reseed_interval);
+        if (c->max_parked_per_uid && c->max_parked_per_uid > c->max_parked / PARKED_SHARES)
+                fail(p, -EINVAL, later_line(p, "device", "max_parked_per_uid", "max_parked"),
+                     "max_parked_per_uid must be at most max_parked / %u (%u), so that 8 uids and root can always "
+                     "park a read", PARKED_SHARES, c->max_parked / PARKED_SHARES);
         if (c->low_water >= c->store_blocks)
                 fail(p, -EINVAL, later_line(p, "pool", "low_water", "store_blocks"),
                      "low_water must be < store_blocks (%u >= %u)", c->low_water, c->store_blocks);

@@ -8,11 +8,14 @@
  *   [device]   trng_name, random_name, urandom_name (CUSE DEVNAMEs),
  *              group (name or number), trng_mode, random_mode (octal),
  *              dropin = yes|no (serve the two CRNG devices),
- *              max_parked (waiting reads per device),
+ *              max_parked (waiting reads per device), max_parked_per_uid
+ *              (of them one uid's but root's; default max_parked / 9),
+ *              max_open_per_uid (/dev/truerandom files of one uid but root),
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
- *   [crng]     reseed_interval (seconds)
+ *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
+ *              3 decimals: the least time between reseeds that take a block)
  *   [control]  socket (path)
  *   [assessment] samples, state_directory (where credit = auto keeps what
  *              it measured: assessment.json)
@@ -76,6 +79,8 @@ typedef struct Config {
         mode_t random_mode;
         bool dropin;
         unsigned max_parked;
+        unsigned max_parked_per_uid; /* 0: unset, max_parked / 9 (config_max_parked_per_uid()) */
+        unsigned max_open_per_uid;
         char *null_name;           /* NULL: no null device */
 
         unsigned store_blocks;
@@ -84,6 +89,7 @@ typedef struct Config {
         unsigned start_delay_ms;
 
         unsigned reseed_interval;
+        unsigned min_reseed_interval_ms;
 
         char *socket_path;
 
@@ -104,5 +110,9 @@ int config_init_defaults(Config *c);
 int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error);
 
 void config_done(Config *c);
+
+/* The quota of waiting reads per uid in effect: as set, else max_parked / 9
+ * (at least 1). */
+unsigned config_max_parked_per_uid(const Config *c);
 
 const char *config_source_name(ConfigSource s);

@@ -292,20 +292,16 @@ static int on_conn_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int conn_new(Control *c, int fd) {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+static int conn_new(Control *c, int fd, uid_t uid) {
         Conn *conn;
         int r;
 
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return -errno;
         conn = calloc(1, sizeof(*conn));
         if (!conn)
                 return -ENOMEM;
         conn->control = c;
         conn->fd = fd;
-        conn->uid = cred.uid;
+        conn->uid = uid;
         r = sd_event_add_io(c->event, &conn->io, fd, EPOLLIN | EPOLLRDHUP, on_conn_io, conn);
         if (r >= 0)
                 r = sd_event_add_time_relative(c->event, &conn->deadline, CLOCK_MONOTONIC, CONTROL_DEADLINE_USEC, 0,
@@ -343,11 +339,59 @@ static void pause_accepting(Control *c) {
                 (void) sd_event_source_set_enabled(c->listen_source, SD_EVENT_ON);
 }
 
+static unsigned conns_of(const Control *c, uid_t uid) {
+        unsigned n = 0;
+        Conn *conn;
+
+        LIST_FOREACH(conn, &c->conns, link)
+                n += conn->uid == uid;
+        return n;
+}
+
+/* Why a new connection of uid is refused (control.h has the bounds), or
+ * NULL. What a uid holds is counted on the list: it has 16 entries at most. */
+static const char *conn_refused(const Control *c, uid_t uid, char *buf, size_t size) {
+        unsigned mine;
+
+        if (c->n_conns >= CONTROL_MAX_CONNECTIONS) {
+                snprintf(buf, size, "all %u control connections are taken", CONTROL_MAX_CONNECTIONS);
+                return buf;
+        }
+        if (uid == 0)
+                return NULL;
+        if (c->n_conns - conns_of(c, 0) >= CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) {
+                snprintf(buf, size, "the control connections left are kept for root");
+                return buf;
+        }
+        mine = conns_of(c, uid);
+        if (mine >= CONTROL_MAX_PER_UID) {
+                snprintf(buf, size, "uid %u holds %u control connections, the most one uid may", (unsigned) uid,
+                         mine);
+                return buf;
+        }
+        return NULL;
+}
+
+/* The one reply a refused connection gets, sent at once; the client may
+ * have sent its request or not yet (truerandomctl reads this either way). */
+static void refuse_busy(int fd, const char *why) {
+        char msg[CTL_ERROR_TEXT_MAX + 64];
+        ssize_t n = ctl_reply_format_error(CTL_ERROR_BUSY, why, msg, sizeof(msg));
+
+        if (n > 0)
+                (void) !send(fd, msg, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
+        close_drained(fd);
+}
+
 static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Control *c = userdata;
 
         for (unsigned i = 0; i < CONTROL_BACKLOG; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                struct ucred cred;
+                socklen_t len = sizeof(cred);
+                const char *why;
+                char buf[128];
 
                 if (cfd < 0) {
                         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -356,16 +400,14 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                                 continue;
                         return 0;
                 }
-                if (c->n_conns >= CONTROL_MAX_CONNECTIONS) {
-                        char msg[128];
-                        ssize_t n = ctl_reply_format_error(CTL_ERROR_BUSY, "too many control connections", msg,
-                                                           sizeof(msg));
-                        if (n > 0)
-                                (void) !send(cfd, msg, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
-                        close_drained(cfd);
+                if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                        close(cfd);
                         continue;
                 }
-                if (conn_new(c, cfd) < 0)
+                why = conn_refused(c, cred.uid, buf, sizeof(buf));
+                if (why)
+                        refuse_busy(cfd, why);
+                else if (conn_new(c, cfd, cred.uid) < 0)
                         close(cfd);
         }
         return 0;

@@ -70,6 +70,24 @@ static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
         return EXIT_OK;
 }
 
+/* The send of the request failed with e. A daemon that turns connections
+ * away ("busy") answers and closes as it accepts, before a request can
+ * arrive: that answer is still there to read, and says more than EPIPE. */
+static int answer_after_failed_send(int fd, int e) {
+        uint8_t *buf = malloc(CTL_REPLY_MAX);
+        ssize_t n = buf ? recv(fd, buf, CTL_REPLY_MAX, MSG_DONTWAIT | MSG_TRUNC) : -1;
+        CtlReply r;
+        int code;
+
+        if ((e == EPIPE || e == ECONNRESET) && n > 0 && (size_t) n <= CTL_REPLY_MAX &&
+            ctl_reply_parse(buf, (size_t) n, &r) == 0)
+                code = ctl_reply_error(&r);
+        else
+                code = ctl_fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(e));
+        free(buf);
+        return code;
+}
+
 int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, int *ret_fd) {
         char msg[CTL_REQUEST_MAX];
         ssize_t n = ctl_request_format(req, msg, sizeof(msg));
@@ -81,7 +99,7 @@ int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, i
         if (code != EXIT_OK)
                 return code;
         if (send(fd, msg, (size_t) n, MSG_NOSIGNAL) != n) {
-                code = ctl_fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(errno));
+                code = answer_after_failed_send(fd, errno);
                 close(fd);
                 return code;
         }
@@ -90,11 +108,15 @@ int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, i
 }
 
 int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret) {
+        unsigned resets = 0;
         ssize_t n;
 
+        /* A daemon that turns the connection away ("busy") answers and
+         * closes at once; if our request was still unread there, the reset
+         * this causes is reported before the answer queued ahead of it. */
         do
                 n = recv(fd, buf, CTL_REPLY_MAX, MSG_TRUNC);
-        while (n < 0 && errno == EINTR);
+        while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 return ctl_fail(EXIT_FAILED, "no answer from truerandomd within %d s", timeout_s);
         if (n < 0)

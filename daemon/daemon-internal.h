@@ -52,6 +52,7 @@ struct Daemon {
         sd_event *event;
         sd_event_source *sig_term, *sig_int, *sig_hup;
         sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer, *status_timer;
+        sd_event_source *seed_due_timer; /* a reseed the rate limit held falls due */
         int wake_fd;
         int state_dirfd;             /* [assessment] state_directory, -1 if none */
         Identity machine;            /* what an assessment must hold for */

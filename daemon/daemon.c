@@ -276,9 +276,39 @@ static void refresh_sources(Daemon *d) {
         cusehub_set_trng_open(d->hub, d->trng_serving);
 }
 
+/* sd-event's default slack (250 ms) would stretch a short interval. */
+#define SEED_DUE_ACCURACY_USEC 1000ULL
+
+/* A reseed that the rate limit ([crng] min_reseed_interval) holds back
+ * needs a wake-up when it falls due: with a full store and no reader,
+ * nothing else would come, and the sources would not even run for it. */
+static void arm_seed_due(Daemon *d) {
+        uint64_t at;
+
+        if (!seeder_next_due(d->seeder, &at) || at <= daemon_now_usec()) {
+                (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
+                return;
+        }
+        (void)sd_event_source_set_time(d->seed_due_timer, at);
+        (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_ONESHOT);
+}
+
+/* Every change of demand passes here: readers waiting, a seed taken or
+ * asked for (the hub's RNDRESEEDCRNG too). */
 static void update_demand(void *userdata) {
         Daemon *d = userdata;
         store_set_demand(d->store, cusehub_wants_blocks(d->hub));
+        arm_seed_due(d);
+}
+
+static int on_seed_due(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        /* The pump takes a stored block now; else demand starts the sources. */
+        cusehub_pump(d->hub);
+        update_demand(d);
+        update_status(d);
+        return 0;
 }
 
 static void after_change(Daemon *d) {
@@ -660,7 +690,9 @@ static int apply_config(Daemon *d, Config *c) {
         keep = c->state_directory;
         c->state_directory = d->config.state_directory;
         d->config.state_directory = keep;
-        cusehub_set_max_parked(d->hub, c->max_parked);
+        (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
+                                                           .max_parked_per_uid = config_max_parked_per_uid(c),
+                                                           .max_open_per_uid = c->max_open_per_uid });
         for (size_t i = 0; i < d->n_devices; i++) {
                 CuseDev *dev = d->devices[i].dev;
                 bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
@@ -686,6 +718,9 @@ static int apply_config(Daemon *d, Config *c) {
                 changed[i] = true;
         }
         (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
+        /* A held reseed's due time follows the new limit (after_change()
+         * re-arms its timer). */
+        seeder_set_min_interval(d->seeder, (uint64_t)c->min_reseed_interval_ms * 1000ULL);
         config_done(&d->config);
         d->config = *c;
         *c = (Config){ 0 };
@@ -826,13 +861,17 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 log_error_errno(r, "allocating the CRNG%s", memlock_hint(r));
                 goto fail;
         }
-        r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable },
+        r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable,
+                                        .min_interval_usec = (uint64_t)d->config.min_reseed_interval_ms * 1000ULL },
                        d->store, d->crng, &d->seeder);
         if (r < 0) {
                 log_error_errno(r, "start-up");
                 goto fail;
         }
-        r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked, .proc_root = d->hooks.proc_root },
+        r = cusehub_new(&(CuseHubParams){ .limits = { .max_parked = d->config.max_parked,
+                                                      .max_parked_per_uid = config_max_parked_per_uid(&d->config),
+                                                      .max_open_per_uid = d->config.max_open_per_uid },
+                                          .proc_root = d->hooks.proc_root },
                         d->store, d->crng, d->seeder,
                         &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);
@@ -870,6 +909,12 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 goto fail;
         }
         (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
+        r = sd_event_add_time(d->event, &d->seed_due_timer, CLOCK_MONOTONIC, 0, SEED_DUE_ACCURACY_USEC, on_seed_due, d);
+        if (r < 0) {
+                log_error_errno(r, "reseed timer");
+                goto fail;
+        }
+        (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
                                        (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
         if (r < 0) {
@@ -971,6 +1016,7 @@ Daemon *daemon_free(Daemon *d) {
         d->store = store_free(d->store);
         d->wake_source = sd_event_source_disable_unref(d->wake_source);
         d->reseed_timer = sd_event_source_disable_unref(d->reseed_timer);
+        d->seed_due_timer = sd_event_source_disable_unref(d->seed_due_timer);
         d->status_timer = sd_event_source_disable_unref(d->status_timer);
         d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
         d->start_timer = sd_event_source_disable_unref(d->start_timer);

@@ -41,6 +41,7 @@
 /* Big enough for struct rand_pool_info with the largest buffer accepted. */
 #define CUSEFIX_USER_SIZE (8 + 65536)
 #define CUSEFIX_MAX_PARKED 4
+#define CUSEFIX_GROUP 1000
 
 typedef struct CuseFix CuseFix;
 

@@ -64,7 +64,11 @@ static void check_valid(const Config *c) {
                                      strcmp(c->null_name, c->urandom_name) != 0));
         FUZZ_CHECK(c->group && *c->group);
         FUZZ_CHECK(c->trng_mode <= 0777 && c->random_mode <= 0777);
-        FUZZ_CHECK(c->max_parked >= 1);
+        FUZZ_CHECK(c->max_parked >= 9);
+        FUZZ_CHECK(c->max_parked_per_uid == 0 || c->max_parked_per_uid <= c->max_parked / 9);
+        FUZZ_CHECK(config_max_parked_per_uid(c) >= 1 && config_max_parked_per_uid(c) < c->max_parked);
+        FUZZ_CHECK(c->max_open_per_uid >= 1);
+        FUZZ_CHECK(c->min_reseed_interval_ms <= c->reseed_interval * 1000U);
         FUZZ_CHECK(c->store_blocks >= 1 && c->low_water < c->store_blocks);
         FUZZ_CHECK(c->min_healthy >= 1 && c->min_healthy < _CONFIG_SOURCE_MAX);
         FUZZ_CHECK(c->reseed_interval >= 1);

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
 #include <sodium.h>
 
 #include "daemon/config.h"
@@ -71,6 +73,52 @@ typedef struct Harness {
         bool running;
         FkFile trng, random, urandom;
 } Harness;
+
+/* ------------------------------------------------------------------ */
+/* supplementary groups                                                */
+
+/* libfuse 3.14's fuse_req_getgroups() reads /proc/PID/task/PID/status of
+ * the real /proc, with no root to redirect it: the test links with
+ * -Wl,--wrap=fuse_req_getgroups, and these pids get the groups below (the
+ * group's gid among them where `member`); any other pid goes to libfuse,
+ * which finds nothing for a pid that does not exist. */
+#define MEMBER_PID 300
+#define OUTSIDER_PID 301
+#define MANY_GROUPS_PID 302
+#define GONE_PID 999999
+
+static unsigned getgroups_calls;
+
+int __real_fuse_req_getgroups(fuse_req_t req, int size, gid_t list[]);
+int __wrap_fuse_req_getgroups(fuse_req_t req, int size, gid_t list[]);
+int __wrap_fuse_req_getgroups(fuse_req_t req, int size, gid_t list[]) {
+        pid_t pid = fuse_req_ctx(req)->pid;
+        gid_t group = getgid(), groups[40];
+        int n = 0;
+
+        getgroups_calls++;
+        switch (pid) {
+        case MEMBER_PID:
+                groups[n++] = group + 2;
+                groups[n++] = group;
+                break;
+        case OUTSIDER_PID:
+                groups[n++] = group + 2;
+                groups[n++] = group + 3;
+                break;
+        case MANY_GROUPS_PID:
+                /* More than the daemon's first guess: it must ask again. */
+                for (; n < 39; n++)
+                        groups[n] = group + 10 + (gid_t)n;
+                groups[n++] = group;
+                break;
+        default:
+                return __real_fuse_req_getgroups(req, size, list);
+        }
+        for (int i = 0; i < n && i < size; i++)
+                list[i] = groups[i];
+        return n;
+}
 
 /* ------------------------------------------------------------------ */
 /* set-up                                                              */
@@ -737,6 +785,9 @@ static void test_malformed_ioctl_frames(void **state) {
 
 static void test_bounded_parking(void **state) {
         Harness *h = harness_new();
+        /* Root: the per-uid quota (test_parked_per_uid) does not hold it. */
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 6100 };
+        FkFile f;
         uint8_t buf[32];
         int64_t u[10];
         FkMsg m;
@@ -745,9 +796,11 @@ static void test_bounded_parking(void **state) {
         h->config.max_parked = 10;
         assert_int_equal(harness_start(h), 0);
         for (int i = 0; i < 10; i++)
-                u[i] = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 32, 0);
+                u[i] = fk_send_read(h->fk[CUSEDEV_TRNG], &root, h->trng.fh, 32, 0);
         /* The eleventh waiting read is told to come back. */
-        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), -EAGAIN);
+        f = h->trng;
+        f.caller = root;
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &f, buf, sizeof(buf)), -EAGAIN);
         for (int i = 0; i < 10; i++)
                 assert_true(fk_waiting(h->fk[CUSEDEV_TRNG], (uint64_t)u[i]));
         assert_int_equal(harness_stop(h), 0);
@@ -1465,6 +1518,352 @@ static void test_running_check_stops_truerandom(void **state) {
         harness_free(h);
 }
 
+static double store_number(Harness *h, const char *key) {
+        CtlStatus *j = control_status(h);
+        double v = json_number(j, "store", key);
+
+        ctl_status_free(j);
+        return v;
+}
+
+/* Until the sources rest: no new block for 200 ms. The store is then full,
+ * or one short of it (the first seed took a block after it filled up, and
+ * the sources wait for the fill to drop below low_water). */
+static void wait_sources_rest(Harness *h) {
+        uint64_t until = now_ms() + 30000, quiet = now_ms();
+        double made = store_number(h, "blocks_in"), now;
+
+        while (now_ms() - quiet < 200) {
+                assert_true(now_ms() < until);
+                sleep_ms(20);
+                now = store_number(h, "blocks_in");
+                if (now != made)
+                        quiet = now_ms();
+                made = now;
+        }
+}
+
+/* What one run of ioctls did to the blocks and how long it took. */
+typedef struct Storm {
+        double reader_blocks; /* blocks that reached /dev/truerandom readers */
+        double seed_blocks;   /* blocks the CRNG took */
+        double made;          /* blocks the source made meanwhile */
+        double seconds;
+} Storm;
+
+/* At least 10,000 ioctls of `cmd` as a privileged caller on the drop-in
+ * random, and on until the source made STORM_BLOCKS blocks, with a
+ * /dev/truerandom reader taking what is stored every 50 of them
+ * (O_NONBLOCK, so it never waits and the ioctls keep coming). */
+#define STORM_BLOCKS 1000
+static Storm storm(Harness *h, unsigned cmd) {
+        FkFile p = h->random, nb = h->trng;
+        uint8_t buf[4096];
+        /* The window spans both snapshots: any reseed counted in it fell
+         * inside it. */
+        uint64_t t0 = now_ms();
+        double made0 = store_number(h, "blocks_in");
+        Storm s = {
+                .reader_blocks = -store_number(h, "blocks_served"),
+                .seed_blocks = -store_number(h, "blocks_seeded"),
+        };
+        int v;
+
+        p.caller = priv;
+        nb.flags |= O_NONBLOCK;
+        for (int i = 0; i < 10000 || s.made < STORM_BLOCKS; i++) {
+                if (cmd == RNDGETENTCNT)
+                        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, cmd, &v, sizeof(v)), 0);
+                else
+                        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, cmd, NULL, 0), 0);
+                if (i % 50 == 0)
+                        while (fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)) > 0)
+                                ;
+                if (i % 1000 == 999)
+                        s.made = store_number(h, "blocks_in") - made0;
+        }
+        s.reader_blocks += store_number(h, "blocks_served");
+        s.seed_blocks += store_number(h, "blocks_seeded");
+        s.made = store_number(h, "blocks_in") - made0;
+        s.seconds = (double)(now_ms() - t0 + 1) / 1000.0;
+        return s;
+}
+
+/* Issue 12: RNDRESEEDCRNG takes a block per reseed; unthrottled, a caller
+ * looping on it takes every block the sources make. With the default
+ * [crng] min_reseed_interval (1 s) a storm of 10,000 costs at most one block
+ * per second, and readers keep their share of what the source makes. The
+ * file source is paced (1000 blocks/s), so blocks, not seconds, compare the
+ * two runs: of the blocks that left the store, the readers' share. Failed
+ * before the limit: the storm took 99 % of them. */
+static void test_reseed_storm_rate_limited(void **state) {
+        Harness *h = harness_new();
+        Storm calm, rough;
+        double calm_share, rough_share;
+
+        h->config.source[CONFIG_SOURCE_FILE].rate = 40000;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        calm = storm(h, RNDGETENTCNT);
+        rough = storm(h, RNDRESEEDCRNG);
+        calm_share = calm.reader_blocks / (calm.reader_blocks + calm.seed_blocks);
+        rough_share = rough.reader_blocks / (rough.reader_blocks + rough.seed_blocks);
+        print_message("10,000 RNDGETENTCNT in %.2f s: %.0f blocks made, %.0f to the reader, %.0f to reseeds\n",
+                      calm.seconds, calm.made, calm.reader_blocks, calm.seed_blocks);
+        print_message("10,000 RNDRESEEDCRNG in %.2f s: %.0f blocks made, %.0f to the reader, %.0f to reseeds\n",
+                      rough.seconds, rough.made, rough.reader_blocks, rough.seed_blocks);
+        print_message("reader's share of the blocks taken: %.3f calm, %.3f under the storm (ratio %.3f); reader "
+                      "rate ratio %.3f\n",
+                      calm_share, rough_share, rough_share / calm_share,
+                      (rough.reader_blocks / rough.seconds) / (calm.reader_blocks / calm.seconds));
+        /* Reseeds that take a block are at least 1 s apart, so a window of
+         * W seconds holds at most floor(W) + 1 of them; and the readers
+         * keep >= 90 %. */
+        assert_true(rough.seed_blocks <= (double)(unsigned)rough.seconds + 1);
+        assert_true(rough.reader_blocks > 100);
+        assert_true(rough_share >= 0.9 * calm_share);
+        harness_free(h);
+}
+
+/* A reseed held back by the limit falls due on its own: with a full store
+ * and nobody reading, nothing else wakes the daemon (the sources rest
+ * above their low-water mark). Failed without the daemon's timer: still
+ * pending after 3 s. */
+static void test_held_reseed_falls_due(void **state) {
+        Harness *h = harness_new();
+        FkFile p;
+        uint64_t asked, until;
+        double seeded0, seeded = 0;
+        bool pending = true;
+        CtlStatus *j;
+
+        h->config.min_reseed_interval_ms = 300;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        p = h->random;
+        p.caller = priv;
+        /* The sources stop, and the first seed's interval ends. */
+        wait_sources_rest(h);
+        sleep_ms(400);
+        seeded0 = store_number(h, "blocks_seeded");
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDRESEEDCRNG, NULL, 0), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDRESEEDCRNG, NULL, 0), 0);
+        asked = now_ms();
+        assert_true(store_number(h, "blocks_seeded") == seeded0 + 1);
+        for (until = asked + 3000; pending && now_ms() < until;) {
+                sleep_ms(10);
+                j = control_status(h);
+                pending = ctl_status_is_true(ctl_status_get_object(ctl_status_root(j), "crng"), "reseed_pending");
+                seeded = json_number(j, "store", "blocks_seeded");
+                ctl_status_free(j);
+        }
+        print_message("the held reseed took its block %llu ms after it was asked (limit 300 ms)\n",
+                      (unsigned long long)(now_ms() - asked));
+        assert_false(pending);
+        assert_true(seeded == seeded0 + 2);
+        assert_true(now_ms() - asked >= 250);
+        harness_free(h);
+}
+
+/* Issue 12, item 4: the daemon's own group gate on /dev/truerandom. The
+ * fake kernel checks no node mode, so this is what a node chmod'ed 0444 by
+ * mistake leaves: only the daemon's check. Failed before: every one of
+ * these opens succeeded. */
+static void test_open_group_gate(void **state) {
+        Harness *h = harness_new();
+        gid_t g = getgid();
+        const struct {
+                FkCaller who;
+                int expect;
+                bool asks;         /* only supplementary groups need libfuse */
+        } cases[] = {
+                { { .uid = 0, .gid = g + 1, .pid = 0 }, 0, false },
+                { { .uid = 1000, .gid = g, .pid = 0 }, 0, false },
+                { { .uid = 1000, .gid = g + 1, .pid = MEMBER_PID }, 0, true },
+                { { .uid = 1000, .gid = g + 1, .pid = MANY_GROUPS_PID }, 0, true },
+                { { .uid = 1001, .gid = g + 1, .pid = OUTSIDER_PID }, -EACCES, true },
+                /* Groups that cannot be read fail closed. */
+                { { .uid = 1001, .gid = g + 1, .pid = GONE_PID }, -EACCES, true },
+                { { .uid = 1001, .gid = g + 1, .pid = 0 }, -EACCES, false },
+        };
+        enum { N = sizeof(cases) / sizeof(cases[0]) };
+        bool asked[N];
+        int got[N];
+        FkFile f;
+
+        assert_int_equal(harness_start(h), 0);
+        for (size_t i = 0; i < N; i++) {
+                unsigned calls = getgroups_calls;
+
+                got[i] = fk_open(h->fk[CUSEDEV_TRNG], &cases[i].who, O_RDONLY, &f);
+                asked[i] = getgroups_calls > calls;
+                if (got[i] == 0)
+                        assert_int_equal(fk_release(h->fk[CUSEDEV_TRNG], &f), 0);
+        }
+        for (size_t i = 0; i < N; i++)
+                if (got[i] != cases[i].expect)
+                        fail_msg("uid %u gid %u pid %u: open %d, expected %d", cases[i].who.uid, cases[i].who.gid,
+                                 cases[i].who.pid, got[i], cases[i].expect);
+        for (size_t i = 0; i < N; i++)
+                assert_int_equal(asked[i], cases[i].asks);
+        /* The drop-ins are open to anyone, as the kernel's. */
+        assert_int_equal(fk_open(h->fk[CUSEDEV_RANDOM], &cases[4].who, O_RDONLY, &f), 0);
+        harness_free(h);
+}
+
+/* Issue 12, item 3: one uid's waiting reads can no longer crowd out the
+ * others. max_parked 90 makes the default quota 10 per uid (max_parked / 9):
+ * 8 uids at quota fill the 80 slots other uids may use, and 10 stay for
+ * root. Failed before: the first uid parked 90, and everybody else, root
+ * included, got EAGAIN at once. */
+static void test_parked_per_uid(void **state) {
+        Harness *h = harness_new();
+        FakeKernel *fk;
+        FkCaller greedy = { .uid = 2000, .gid = 100, .pid = 6000 };
+        FkCaller other = { .uid = 2001, .gid = 100, .pid = 6001 };
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 6002 };
+        int64_t g[10], o, r, u;
+        unsigned greedy_before_both = 0;
+        FkMsg m;
+
+        h->config.max_parked = 90;
+        h->config.start_delay_ms = 1500;
+        assert_int_equal(harness_start(h), 0);
+        fk = h->fk[CUSEDEV_TRNG];
+        for (int i = 0; i < 10; i++)
+                g[i] = fk_send_read(fk, &greedy, h->trng.fh, 32, 0);
+        /* Its eleventh is refused at once; another uid and root park. */
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &greedy, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(m.error, -EAGAIN);
+        o = fk_send_read(fk, &other, h->trng.fh, 32, 0);
+        r = fk_send_read(fk, &root, h->trng.fh, 32, 0);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)o));
+        assert_true(fk_waiting(fk, (uint64_t)r));
+        for (int i = 0; i < 10; i++)
+                assert_true(fk_waiting(fk, (uint64_t)g[i]));
+        /* The sources start: blocks are dealt round robin across uids, so
+         * the other uid and root are answered after at most one of the
+         * greedy uid's ten. */
+        for (unsigned answered = 0; answered < 12; answered++) {
+                assert_int_equal(fk_recv(fk, 30000, &m), 0);
+                assert_int_equal(m.kind, FK_MSG_REPLY);
+                assert_int_equal(m.error, 0);
+                if ((int64_t)m.unique != o && (int64_t)m.unique != r && (fk_waiting(fk, (uint64_t)o) ||
+                                                                     fk_waiting(fk, (uint64_t)r)))
+                        greedy_before_both++;
+        }
+        print_message("greedy uid's reads answered before both others were: %u\n", greedy_before_both);
+        assert_true(greedy_before_both <= 1);
+        harness_free(h);
+
+        /* Eight uids at quota, the ninth refused; root still parks ten. */
+        h = harness_new();
+        h->config.max_parked = 90;
+        h->config.start_delay_ms = 600000;
+        assert_int_equal(harness_start(h), 0);
+        fk = h->fk[CUSEDEV_TRNG];
+        for (uint32_t uid = 3000; uid < 3008; uid++)
+                for (int i = 0; i < 10; i++) {
+                        FkCaller c = { .uid = uid, .gid = 100, .pid = 7000 + uid };
+                        u = fk_send_read(fk, &c, h->trng.fh, 32, 0);
+                }
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)u));
+        other.uid = 3008;
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &other, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(m.error, -EAGAIN);
+        for (int i = 0; i < 10; i++)
+                r = fk_send_read(fk, &root, h->trng.fh, 32, 0);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)r));
+        /* 90 waiting: now the bound itself answers, root included. */
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &root, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(m.error, -EAGAIN);
+        harness_free(h);
+}
+
+/* Issue 12, item 3: open files of /dev/truerandom per uid (default 1024,
+ * root exempt). Failed before: the 1025th open of one uid succeeded. */
+static void test_open_files_per_uid(void **state) {
+        Harness *h = harness_new();
+        FkCaller one = { .uid = 1000, .gid = getgid(), .pid = 0 };
+        FkCaller two = { .uid = 1001, .gid = getgid(), .pid = 0 };
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 0 };
+        static FkFile f[1025];
+        FkFile g;
+
+        assert_int_equal(harness_start(h), 0);
+        for (int i = 0; i < 1024; i++)
+                assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[i]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &two, O_RDONLY, &g), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &root, O_RDONLY, &g), 0);
+        /* The drop-ins are not limited: they stand in for the kernel's. */
+        assert_int_equal(fk_open(h->fk[CUSEDEV_URANDOM], &one, O_RDONLY, &g), 0);
+        /* A closed file frees its slot (RELEASE carries no uid: the daemon
+         * remembers whose it was). */
+        assert_int_equal(fk_release(h->fk[CUSEDEV_TRNG], &f[0]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[0]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
+        harness_free(h);
+}
+
+/* Issue 12: a long read of a drop-in is one read(2) the kernel splits into
+ * 128 KiB requests (fuse_direct_io() loops until a short reply), and a
+ * caught signal does not end that loop: the kernel only marks each later
+ * request interrupted. As the kernel's /dev/urandom, the read must return
+ * what it has once a signal is pending, and only then: without one, all n
+ * bytes. Failed before: 16 MiB came back, the signal notwithstanding. */
+static void test_long_dropin_read_signal(void **state) {
+        Harness *h = harness_new();
+        size_t size = 16U << 20;
+        uint8_t *buf = malloc(size);
+        ssize_t n;
+
+        assert_non_null(buf);
+        h->config.null_name = strdup("truerandom-null");
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        for (CuseDevKind k = CUSEDEV_RANDOM; k <= CUSEDEV_NULL; k++) {
+                FkFile f;
+
+                assert_int_equal(fk_open(h->fk[k], NULL, O_RDONLY, &f), 0);
+                assert_int_equal(fk_read(h->fk[k], &f, buf, size), (ssize_t)size);
+                /* Signalled after two requests: the third is answered EINTR
+                 * and the call returns the two. */
+                n = fk_read_signalled(h->fk[k], &f, buf, size, 2 * 131072);
+                print_message("%s: read(16 MiB) with a signal after 256 KiB returned %zd bytes\n",
+                              cusedev_kind_to_string(k), n);
+                assert_int_equal(n, 2 * 131072);
+                /* A signal pending from the start: the first request is
+                 * always answered (reads up to 128 KiB are never cut). */
+                assert_int_equal(fk_read_signalled(h->fk[k], &f, buf, size, 0), 131072);
+                assert_int_equal(fk_read_signalled(h->fk[k], &f, buf, 4096, 0), 4096);
+                assert_int_equal(fk_read(h->fk[k], &f, buf, size), (ssize_t)size);
+                assert_int_equal(fk_release(h->fk[k], &f), 0);
+        }
+        free(buf);
+        harness_free(h);
+}
+
+/* truerandom(4): at most 131072 bytes per read(2) of /dev/truerandom. A
+ * store holding more than one request carries made the kernel come back
+ * for a second: a 1 MiB read got 256 KiB. Failed before. */
+static void test_truerandom_read_capped(void **state) {
+        Harness *h = harness_new();
+        static uint8_t buf[1 << 20];
+
+        h->config.store_blocks = 3 * 131072 / 32;
+        h->config.low_water = h->config.store_blocks - 1;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        wait_sources_rest(h);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), 131072);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, 131072 + 32), 131072);
+        harness_free(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -1487,6 +1886,13 @@ int main(void) {
                 cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
                 cmocka_unit_test_teardown(test_auto_credit_justifies_nothing, teardown),
                 cmocka_unit_test_teardown(test_running_check_stops_truerandom, teardown),
+                cmocka_unit_test_teardown(test_reseed_storm_rate_limited, teardown),
+                cmocka_unit_test_teardown(test_held_reseed_falls_due, teardown),
+                cmocka_unit_test_teardown(test_long_dropin_read_signal, teardown),
+                cmocka_unit_test_teardown(test_truerandom_read_capped, teardown),
+                cmocka_unit_test_teardown(test_open_group_gate, teardown),
+                cmocka_unit_test_teardown(test_parked_per_uid, teardown),
+                cmocka_unit_test_teardown(test_open_files_per_uid, teardown),
         };
         sigset_t ss;
 

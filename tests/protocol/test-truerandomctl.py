@@ -109,10 +109,13 @@ REFUSED = variant(lambda s: s.update(reload={"count": 2, "result": "refused", "a
 
 class FakeDaemon:
     """Answers every status request with one packet; reply may instead be
-    a function (connection, request) for other conversations."""
+    a function (connection, request) for other conversations. eager: the
+    reply goes out as the connection is accepted, before anything is read,
+    and the connection is closed, as truerandomd turns one away."""
 
-    def __init__(self, path, reply):
+    def __init__(self, path, reply, eager=False):
         self.reply = reply
+        self.eager = eager
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.bind(path)
         self.sock.listen(4)
@@ -126,6 +129,9 @@ class FakeDaemon:
             except OSError:
                 return
             with conn:
+                if self.eager:
+                    conn.send(self.reply)
+                    continue
                 req = conn.recv(4096)
                 if callable(self.reply):
                     try:
@@ -266,6 +272,28 @@ with tempfile.TemporaryDirectory() as tmp:
         if d:
             d.close()
             os.unlink(sock)
+
+    # A full control socket answers "busy" as it accepts, and closes, often
+    # before the request was sent: the client must still read that answer,
+    # whichever came first (issue 12: root's status failed 10 of 10 with
+    # "Broken pipe"). Exit 3 for status, 6 for the other commands.
+    d = FakeDaemon(sock, b"error busy the control connections left are kept for root", eager=True)
+    said = []
+    for _ in range(20):
+        code, out, err = run(sock)
+        said.append((code, err.strip()))
+    check(all(c == 3 and "busy: the control connections left are kept for root" in e for c, e in said),
+          "status against a full socket: exit 3, 'busy' and why, every time (%s)" %
+          sorted(set(said))[:3])
+    code, out, err = run(sock, "--json")
+    check(code == 3 and "busy" in json.loads(out or "{}").get("error", ""),
+          "status --json against a full socket: exit 3, the error says busy (%d, %r)" % (code, out))
+    p = subprocess.run([CTL, "--socket", sock, "reseed"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    check(p.returncode == 6 and "busy" in p.stderr,
+          "reseed against a full socket: exit 6, busy (%d, %r)" % (p.returncode, p.stderr))
+    d.close()
+    os.unlink(sock)
 
     code, out, err = run(sock, "--format=yaml")
     check(code == 2 and "--format" in err, "--format=yaml is a usage error")

@@ -39,11 +39,14 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->random_mode, b->random_mode);
         assert_int_equal(a->dropin, b->dropin);
         assert_int_equal(a->max_parked, b->max_parked);
+        assert_int_equal(a->max_parked_per_uid, b->max_parked_per_uid);
+        assert_int_equal(a->max_open_per_uid, b->max_open_per_uid);
         assert_int_equal(a->store_blocks, b->store_blocks);
         assert_int_equal(a->low_water, b->low_water);
         assert_int_equal(a->min_healthy, b->min_healthy);
         assert_int_equal(a->start_delay_ms, b->start_delay_ms);
         assert_int_equal(a->reseed_interval, b->reseed_interval);
+        assert_int_equal(a->min_reseed_interval_ms, b->min_reseed_interval_ms);
         assert_string_equal(a->socket_path, b->socket_path);
         assert_int_equal(a->assess_samples, b->assess_samples);
         assert_string_equal(a->state_directory, b->state_directory);
@@ -88,11 +91,16 @@ static void test_defaults(void **state) {
         assert_int_equal(c.random_mode, 0666);
         assert_true(c.dropin);
         assert_int_equal(c.max_parked, 16384);
+        /* Unset: max_parked / 9, so that 8 uids at quota and root fit. */
+        assert_int_equal(c.max_parked_per_uid, 0);
+        assert_int_equal(config_max_parked_per_uid(&c), 1820);
+        assert_int_equal(c.max_open_per_uid, 1024);
         assert_int_equal(c.store_blocks, 1024);
         assert_int_equal(c.low_water, 256);
         assert_int_equal(c.min_healthy, 1);
         assert_int_equal(c.start_delay_ms, 0);
         assert_int_equal(c.reseed_interval, 60);
+        assert_int_equal(c.min_reseed_interval_ms, 1000);
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
         assert_int_equal(c.assess_samples, 1000000);
         assert_string_equal(c.state_directory, "/var/lib/truerandomd");
@@ -171,6 +179,8 @@ static const char full[] =
         "random_mode = 644\n"
         "dropin = no\n"
         "max_parked = 1000000\n"
+        "max_parked_per_uid = 111111\n"
+        "max_open_per_uid = 1000000\n"
         "null_name = zeros\n"
         "\n"
         "[pool]\n"
@@ -180,6 +190,7 @@ static const char full[] =
         "start_delay_ms = 1500\n"
         "[crng]\n"
         "reseed_interval = 86400\n"
+        "min_reseed_interval = 0.2509\n"
         "[control]\n"
         "socket = /run/x/ctl\n"
         "[assessment]\n"
@@ -225,11 +236,15 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.random_mode, 0644);
         assert_false(c.dropin);
         assert_int_equal(c.max_parked, 1000000);
+        assert_int_equal(config_max_parked_per_uid(&c), 111111);
+        assert_int_equal(c.max_open_per_uid, 1000000);
         assert_int_equal(c.store_blocks, 1048576);
         assert_int_equal(c.low_water, 1048575);
         assert_int_equal(c.min_healthy, 2);
         assert_int_equal(c.start_delay_ms, 1500);
         assert_int_equal(c.reseed_interval, 86400);
+        /* Thousandths of a second, rounded down. */
+        assert_int_equal(c.min_reseed_interval_ms, 250);
         assert_string_equal(c.socket_path, "/run/x/ctl");
         assert_int_equal(c.assess_samples, 10000000);
         assert_string_equal(c.state_directory, "/srv/trd");
@@ -289,14 +304,14 @@ typedef struct BadCase {
 } BadCase;
 
 static const BadCase bad_cases[] = {
-        { "[device]\nmax_parked = 5\n[bogus]\n", 3, "unknown section [bogus]" },
+        { "[device]\nmax_parked = 50\n[bogus]\n", 3, "unknown section [bogus]" },
         { "[pool]\nstore_blocks = 10\n\nlowwater = 1\n", 4, "unknown key 'lowwater' in [pool]" },
         { "[crng]\nreseed_interval = 10\n\n[crng]\nreseed_interval = 20\n", 5,
           "duplicate key 'reseed_interval' in [crng], first set on line 2" },
         { "[device]\ndropin\n", 2, "syntax error: expected 'key = value'" },
         { "; comment\n[device\n", 2, "syntax error: '[' without ']'" },
         { "[device] trailing\n", 1, "syntax error: text after ']'" },
-        { "max_parked = 5\n", 1, "key 'max_parked' outside of any [section]" },
+        { "max_parked = 50\n", 1, "key 'max_parked' outside of any [section]" },
         { "[source.jitter]\ncredit = 8.5\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
         { "[source.jitter]\ncredit = 8.001\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
         { "[source.jitter]\ncredit = Auto\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
@@ -324,11 +339,27 @@ static const BadCase bad_cases[] = {
         { "[pool]\nstore_blocks = 200\n", 2, "low_water must be < store_blocks" },
         { "[pool]\nstore_blocks = 0\n", 2, "store_blocks must be a decimal integer in [1, 1048576]" },
         { "[pool]\nmin_healthy = 0\n", 2, "min_healthy must be a decimal integer in [1, 4]" },
-        { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
+        { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         { "[device]\nmax_parked = 99999999999999999999999\n", 2,
-          "max_parked must be a decimal integer in [1, 1000000]" },
+          "max_parked must be a decimal integer in [9, 1000000]" },
         { "[crng]\nreseed_interval = 60s\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
         { "[crng]\nreseed_interval =\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
+        { "[device]\nmax_parked = 8\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
+        { "[device]\nmax_parked = 90\nmax_parked_per_uid = 11\n", 3,
+          "max_parked_per_uid must be at most max_parked / 9 (10), so that 8 uids and root can always park a read" },
+        { "[device]\nmax_parked_per_uid = 2000\n", 2, "max_parked_per_uid must be at most max_parked / 9 (1820)" },
+        { "[device]\nmax_parked_per_uid = 0\n", 2, "max_parked_per_uid must be a decimal integer in [1, 111111]" },
+        { "[device]\nmax_open_per_uid = 0\n", 2, "max_open_per_uid must be a decimal integer in [1, 1000000]" },
+        { "[crng]\nmin_reseed_interval = 1s\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nmin_reseed_interval = 3600.001\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nmin_reseed_interval = 3601\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nreseed_interval = 10\nmin_reseed_interval = 10.5\n", 3,
+          "min_reseed_interval must be at most reseed_interval (10.500 s > 10 s)" },
+        { "[crng]\nmin_reseed_interval = 2\n\nreseed_interval = 1\n", 4,
+          "min_reseed_interval must be at most reseed_interval" },
         { "[source.jitter]\nbuffer_kib = 32\n", 2, "buffer_kib must be a decimal integer in [64, 262144]" },
         { "[source.file]\nrate = 1e9\n", 2, "rate must be a decimal integer in [0, 1000000000]" },
         { "[device]\ndropin = maybe\n", 2, "dropin must be yes or no" },
@@ -362,7 +393,7 @@ static const BadCase bad_cases[] = {
         { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = auto\ncredit = 0\n", 5,
           "duplicate key 'credit' in [source.file]" },
         /* The first mistake is the one reported. */
-        { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
+        { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         /* Counting lines through comments, blank lines and indentation. */
         { "# header\n\n[device]\n  ; note\n\tdropin = yes\n\n\n[pool]\n  store_blocks = x\n", 9,
           "store_blocks must be a decimal integer in [1, 1048576]" },
@@ -446,7 +477,7 @@ static void test_bad_reload_keeps_previous(void **state) {
         assert_int_equal(config_load(conf, false, &reference, &error), 0);
 
         /* Valid keys before the mistake must not leak into the running one. */
-        write_conf("[device]\ntrng_name = other\nmax_parked = 7\n[pool]\nstore_blocks = 2\n");
+        write_conf("[device]\ntrng_name = other\nmax_parked = 70\n[pool]\nstore_blocks = 2\n");
         assert_int_equal(config_load(conf, false, &running, &error), -EINVAL);
         assert_non_null(error);
         free(error);

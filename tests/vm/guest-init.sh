@@ -8,8 +8,9 @@
 # these lines from the serial console. A failing check is followed by its
 # daemon's log. `trcheck=3,4` on the kernel command line runs only those.
 #
-# Users: alice (1000) and bob (1002) are members of truerandom (990);
-# mallory (1001) is not. trclient takes numeric UID:GID:GROUPS (static, no NSS).
+# Users: alice (1000) and bob (1002) are members of truerandom (990), by a
+# supplementary group; carol (1003) by her primary group; mallory (1001) is
+# not. trclient takes numeric UID:GID:GROUPS (static, no NSS).
 #
 # Guest configuration, per check (the files are written below):
 # - jitter credit = auto, the daemon's default: check 0 (which runs first,
@@ -44,9 +45,18 @@
 #   speed, so the latency target (10 blocks) is about the fair queue, not
 #   about TCG. The low-water mark at the top of a large store keeps the
 #   source running with nobody reading, so its rate can be measured idle;
-#   reseed_interval 3600 leaves no timed reseed inside the run.
+#   reseed_interval 3600 leaves no timed reseed inside the run. Check 18
+#   (a reseed storm) uses it too: a paced source makes the reader's bytes in
+#   two runs of equal length comparable.
 # - "fifo" (check 17): the file source on a FIFO whose writer is killed,
 #   hwrng on a path that does not exist, nothing else credited.
+# - "long" (check 19): the file source alone, unpaced, credited 8 bits (it
+#   replays urandom bytes), and a store of 8192 blocks (256 KiB) kept full:
+#   more than one read request carries, so /dev/truerandom's per-call cap
+#   shows.
+# - "quota" (check 21): max_parked 90, so 10 waiting reads per uid (the
+#   default max_parked / 9), 64 open files per uid, and sources that start
+#   only after 10 s, so that reads are seen waiting first.
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -62,6 +72,7 @@ done
 ALICE=1000:1000:990
 MALLORY=1001:1001:1001
 BOB=1002:1002:990
+CAROL=1003:990
 TRNG=/dev/truerandom
 RND=/dev/truerandom-random
 URND=/dev/truerandom-urandom
@@ -72,6 +83,7 @@ root:x:0:0:root:/root:/bin/sh
 alice:x:1000:1000::/tmp:/bin/sh
 mallory:x:1001:1001::/tmp:/bin/sh
 bob:x:1002:1002::/tmp:/bin/sh
+carol:x:1003:990::/tmp:/bin/sh
 EOF
 cat > /etc/group <<'EOF'
 root:x:0:
@@ -193,6 +205,33 @@ path = /dev/hwrng-absent
 enable = yes
 path = /tmp/noise.fifo
 credit = 1
+EOF
+
+cat > $CONF/long.conf <<'EOF'
+[pool]
+store_blocks = 8192
+low_water = 8191
+[source.jitter]
+enable = no
+[source.rdseed]
+enable = no
+[source.hwrng]
+enable = no
+[source.file]
+enable = yes
+path = /etc/truerandomd/urandom.bin
+credit = 8
+loop = yes
+EOF
+
+cat > $CONF/quota.conf <<'EOF'
+[device]
+max_parked = 90
+max_open_per_uid = 64
+[pool]
+start_delay_ms = 10000
+[source.jitter]
+credit = 0.5
 EOF
 
 ONLY=
@@ -924,6 +963,199 @@ check_srcfault() {
         return $ok
 }
 
+# ---- 18. a reseed storm ------------------------------------------------------
+# The file source paced as for check 12 (~31 blocks/s). Two 10 s runs of a
+# reader of /dev/truerandom, the second with root calling RNDRESEEDCRNG
+# (at least 10,000 times) all along: the storm may take one block per
+# min_reseed_interval (1 s), and the reader keeps >= 90 % of its bytes.
+# storm_run FILE_PREFIX [storm]: one run; status before and after.
+storm_run() {
+        trclient drain $TRNG 10000 >/dev/null
+        t_storm=$(up)
+        ctl_status "/tmp/$1-0.json"
+        spid=
+        if [ -n "${2:-}" ]; then
+                trclient -w 120 storm $RND 10000 10 >"/tmp/$1-storm.out" 2>&1 &
+                spid=$!
+        fi
+        trclient -u $ALICE -w 60 loop $TRNG 10 4096 >"/tmp/$1-reader.out" 2>&1
+        [ -z "$spid" ] || wait $spid
+        ctl_status "/tmp/$1-1.json"
+        # The window both snapshots span (uptime has 10 ms steps).
+        window=$(awk -v s="$(secs "$t_storm")" 'BEGIN { printf "%.2f", s + 0.02 }')
+}
+
+check_storm() {
+        ok=0
+        start_daemon starve.conf /tmp/storm.log || { note "no $TRNG"; return 1; }
+        wait_value crng.seeded true 300 || { note "CRNG not seeded after $WAITED s"; return 1; }
+        storm_run calm
+        storm_run rough storm
+        note "$(cat /tmp/rough-storm.out)"
+        calm_bytes=$(awk '$1 == "OK" { print $4 }' /tmp/calm-reader.out)
+        rough_bytes=$(awk '$1 == "OK" { print $4 }' /tmp/rough-reader.out)
+        calm_made=$(delta store.blocks_in /tmp/calm-0.json /tmp/calm-1.json)
+        calm_served=$(delta store.blocks_served /tmp/calm-0.json /tmp/calm-1.json)
+        calm_seeded=$(delta store.blocks_seeded /tmp/calm-0.json /tmp/calm-1.json)
+        rough_made=$(delta store.blocks_in /tmp/rough-0.json /tmp/rough-1.json)
+        rough_served=$(delta store.blocks_served /tmp/rough-0.json /tmp/rough-1.json)
+        rough_seeded=$(delta store.blocks_seeded /tmp/rough-0.json /tmp/rough-1.json)
+        storm_s=$(sed -n 's/.* in \([0-9.]*\) s.*/\1/p' /tmp/rough-storm.out)
+        note "10 s alone: reader ${calm_bytes:-?} bytes; blocks made $calm_made, to readers $calm_served,\
+ to reseeds $calm_seeded"
+        note "10 s under the storm: reader ${rough_bytes:-?} bytes; blocks made $rough_made, to readers\
+ $rough_served, to reseeds $rough_seeded"
+        ratio=$(awk -v a="${calm_bytes:-0}" -v b="${rough_bytes:-0}" 'BEGIN { printf "%.3f", (a > 0 ? b / a : 0) }')
+        share=$(awk -v s="$rough_served" -v k="$rough_seeded" 'BEGIN { printf "%.3f", (s + k > 0 ? s / (s + k) : 0) }')
+        note "reader rate ratio $ratio (>= 0.9); readers' share of the blocks taken under the storm $share;\
+ reseed blocks $rough_seeded in a ${storm_s:-?} s storm, $window s between the snapshots (at most one per\
+ second: floor + 1)"
+        grep -q '^OK storm' /tmp/rough-storm.out || ok=1
+        awk -v r="$ratio" 'BEGIN { exit !(r >= 0.9) }' || ok=1
+        awk -v k="$rough_seeded" -v w="$window" 'BEGIN { exit !(k ~ /^[0-9]+$/ && k <= int(w) + 1) }' || ok=1
+        return $ok
+}
+
+# ---- 19. long reads: the per-call cap, and signals ---------------------------
+# longread_check DEV: a 64 MiB read returns all of it; a 1 GiB read that
+# gets a caught SIGUSR1 after 100 ms returns what it has within 200 ms.
+longread_check() {
+        out=$(trclient -w 300 longread "$1" 67108864 1073741824 100)
+        rc=$?
+        note "$out"
+        [ $rc = 0 ] || return 1
+        got=$(echo "$out" | sed -n 's/.*with SIGUSR1 after 100 ms returned \([0-9]*\) bytes, .*/\1/p')
+        lat=$(echo "$out" | sed -n 's/.*bytes, \([0-9.]*\) ms after the signal.*/\1/p')
+        case "$out" in *"read(67108864) returned 67108864 bytes"*) ;; *) return 1 ;; esac
+        [ -n "$got" ] && [ -n "$lat" ] || return 1
+        awk -v g="$got" -v l="$lat" 'BEGIN { exit !(g >= 131072 && g < 1073741824 && l <= 200) }'
+}
+
+check_longread() {
+        ok=0
+        start_daemon long.conf /tmp/long.log || { note "no $TRNG"; return 1; }
+        wait_value crng.seeded true 300 || { note "CRNG not seeded after $WAITED s"; return 1; }
+        longread_check $URND || ok=1
+        longread_check $RND || ok=1
+        # The kernel's own, for comparison.
+        note "kernel: $(trclient -w 300 longread /dev/urandom 67108864 1073741824 100)"
+        wait_value store.fill 8192 600 || { note "store not full after $WAITED s"; ok=1; }
+        expect "OK longread*read(1048576) returned 131072 bytes*" trclient -u $ALICE longread $TRNG 1048576 || ok=1
+        return $ok
+}
+
+# ---- 20. the daemon's own group gate -------------------------------------------
+# /dev/truerandom chmod'ed 0444 (a missing udev rule, a mistake): the kernel
+# lets anyone open it, the daemon must not. carol (1003) is a member by her
+# primary group only, alice through a supplementary one, which the daemon
+# reads from /proc; with /proc remounted hidepid=invisible it still can,
+# being root. What a daemon that is not root would see there is shown with
+# uid 995: nothing, so its check fails closed.
+check_groupgate() {
+        ok=0
+        start_daemon guest.conf /tmp/gate.log || { note "no $TRNG"; return 1; }
+        chmod 0444 $TRNG
+        note "$TRNG: $(stat -c '%a %u:%g' $TRNG)"
+        expect "ERR open*EACCES on open*" trclient -u $MALLORY open $TRNG || ok=1
+        expect "OK read*32 bytes*" trclient -u $ALICE read $TRNG 32 30000 || ok=1
+        expect "OK read*32 bytes*" trclient -u $CAROL read $TRNG 32 30000 || ok=1
+        expect "OK read*32 bytes*" trclient read $TRNG 32 30000 || ok=1
+        mount -o remount,hidepid=invisible /proc || { note "cannot remount /proc hidepid=invisible"; return 1; }
+        expect "OK read*32 bytes*" trclient -u $ALICE read $TRNG 32 30000 || ok=1
+        expect "ERR open*EACCES on open*" trclient -u $MALLORY open $TRNG || ok=1
+        trclient -u $ALICE fds $TRNG 1 >/tmp/gate-fds.out 2>&1 &
+        hpid=$!
+        wait_line /tmp/gate-fds.out '^(READY|ERR|FAIL)' 100
+        if trclient -u 995:995 exec cat "/proc/$hpid/task/$hpid/status" >/dev/null 2>&1; then
+                note "hidepid: uid 995 reads alice's /proc status"
+                ok=1
+        else
+                note "hidepid=invisible: uid 995 cannot read alice's /proc status (a daemon not root would refuse her)"
+        fi
+        kill -USR2 $hpid
+        wait $hpid
+        mount -o remount,hidepid=off /proc
+        return $ok
+}
+
+# ---- 21. per-uid limits ---------------------------------------------------------
+# One uid at its quota of waiting reads: its next read is refused at once,
+# while another uid and root still park and are served in turn when the
+# sources start. One uid at its quota of open files: EMFILE for it alone.
+# One uid flooding the control socket: root's status still answers, 10 of
+# 10; a socket full of root's own connections answers "busy", status
+# included, with exit status 3.
+check_quota() {
+        ok=0
+        sock=/run/truerandomd/control
+        start_daemon quota.conf /tmp/quota.log || { note "no $TRNG"; return 1; }
+        trclient -u $ALICE -w 120 killreaders $TRNG 10 1000 5000 >/tmp/quota-alice.out 2>&1 &
+        apid=$!
+        wait_line /tmp/quota-alice.out '^(READY|ERR|FAIL)' 100 || { kill -KILL $apid; note "no READY"; return 1; }
+        note "$(head -n 1 /tmp/quota-alice.out)"
+        expect "ERR blocked*EAGAIN*did not block*" trclient -u $ALICE blocked $TRNG 32 500 || ok=1
+        trclient -u $BOB -w 120 blocked $TRNG 32 500 60000 >/tmp/quota-bob.out 2>&1 &
+        bpid=$!
+        trclient -w 120 blocked $TRNG 32 500 60000 >/tmp/quota-root.out 2>&1 &
+        rpid=$!
+        sleep 1
+        note "waiting $(stv devices.name=truerandom.waiting) reads of $(stv devices.name=truerandom.waiting_uids) uids"
+        wait $bpid || ok=1
+        wait $rpid || ok=1
+        note "bob: $(cat /tmp/quota-bob.out)"
+        note "root: $(cat /tmp/quota-root.out)"
+        kill -USR2 $apid
+        wait $apid
+
+        trclient -u $ALICE fds $TRNG 64 >/tmp/quota-fds.out 2>&1 &
+        fpid=$!
+        wait_line /tmp/quota-fds.out '^(READY|ERR|FAIL)' 100 || { kill -KILL $fpid; note "no READY from fds"; return 1; }
+        expect "ERR open*EMFILE on open*" trclient -u $ALICE open $TRNG || ok=1
+        expect "OK open*" trclient -u $BOB open $TRNG || ok=1
+        expect "OK open*" trclient open $TRNG || ok=1
+        kill -USR2 $fpid
+        wait $fpid || ok=1
+
+        trclient -u $MALLORY -w 120 ctlflood $sock 32 20 >/tmp/quota-flood.out 2>&1 &
+        mpid=$!
+        sleep 2
+        served=0
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                truerandomctl status >/dev/null 2>/tmp/quota-ctl.err
+                rc=$?
+                if [ $rc -le 2 ]; then
+                        served=$((served + 1))
+                else
+                        note "root's status: exit $rc: $(oneline /tmp/quota-ctl.err)"
+                fi
+        done
+        out=$(trclient -u $BOB exec truerandomctl status 2>&1 >/dev/null)
+        rc=$?
+        wait $mpid
+        note "mallory: $(cat /tmp/quota-flood.out)"
+        note "root's status during the flood: $served of 10 answered; bob's: exit $rc${out:+ ($out)}"
+        [ $served = 10 ] || ok=1
+        [ $rc -le 2 ] || ok=1
+
+        trclient -w 120 ctlflood $sock 16 0 >/tmp/quota-hold.out 2>&1 &
+        hpid=$!
+        wait_line /tmp/quota-hold.out '^(READY|ERR|FAIL)' 100 || { kill -KILL $hpid; note "no READY from ctlflood"; return 1; }
+        note "$(head -n 1 /tmp/quota-hold.out)"
+        out=$(trclient -u $ALICE exec truerandomctl status 2>&1)
+        rc=$?
+        note "alice's status on a full socket: exit $rc: $out"
+        case "$out" in *busy*) ;; *) ok=1 ;; esac
+        [ $rc = 3 ] || ok=1
+        out=$(truerandomctl reseed 2>&1)
+        rc=$?
+        note "root's reseed on a full socket: exit $rc: $out"
+        case "$out" in *busy*) ;; *) ok=1 ;; esac
+        [ $rc = 6 ] || ok=1
+        kill -USR2 $hpid
+        wait $hpid
+        return $ok
+}
+
 echo "=== guest up at $(up) s: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU,\
  $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c -E '^(rdrand|rdseed)$') of rdrand/rdseed,\
  hwrng $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)\
@@ -947,6 +1179,10 @@ run_check 14-idle-open check_idle_open
 run_check 15-fds check_fds
 run_check 16-nocuse check_nocuse
 run_check 17-srcfault check_srcfault
+run_check 18-storm check_storm
+run_check 19-longread check_longread
+run_check 20-groupgate check_groupgate
+run_check 21-quota check_quota
 echo "SUMMARY: $PASSED passed, $FAILED failed, guest uptime $(up) s"
 sync
 poweroff -f

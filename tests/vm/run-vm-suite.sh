@@ -26,7 +26,8 @@ client=$build/tests/vm/trclient
 work=$build/vm-suite
 log=$work/console.log
 checks="0-auto 1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
-        11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault"
+        11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault 18-storm 19-longread
+        20-groupgate 21-quota"
 
 for b in "$daemon" "$ctl"; do
         [ -x "$b" ] || { echo "vm: $b is not built (meson compile -C $build)" >&2; exit 1; }
