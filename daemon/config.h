@@ -14,6 +14,8 @@
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
  *   [crng]     reseed_interval (seconds)
  *   [control]  socket (path)
+ *   [daemon]   user (name or number): who truerandomd runs as after set-up
+ *              when started as root; never root
  *   [source.jitter]  enable, credit (bits per sample), buffer_kib, accesses
  *   [source.rdseed]  enable, credit
  *   [source.hwrng]   enable, credit (cap on what rng_quality justifies), path
@@ -72,6 +74,9 @@ typedef struct Config {
         unsigned reseed_interval;
 
         char *socket_path;
+
+        char *user;
+        unsigned user_line;        /* 0: the default */
 
         SourceConfig source[_CONFIG_SOURCE_MAX];
 } Config;

@@ -210,6 +210,7 @@ static void touch_node(Harness *h, const char *name) {
 }
 
 static int harness_start(Harness *h) {
+        int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
         FkInit init;
         const char *names[_CUSEDEV_KIND_MAX] = {
                 [CUSEDEV_TRNG] = h->config.trng_name,
@@ -223,6 +224,9 @@ static int harness_start(Harness *h) {
                         continue;
                 touch_node(h, names[k]);
                 assert_int_equal(fk_new(&h->fk[k], &h->daemon_fd[k]), 0);
+                /* As the kernel, at open of /dev/cuse: set-up answers it. */
+                init_unique[k] = fk_send_init(h->fk[k]);
+                assert_true(init_unique[k] > 0);
         }
         assert_int_equal(pthread_create(&h->thread, NULL, daemon_thread, h), 0);
         pthread_mutex_lock(&h->lock);
@@ -237,7 +241,7 @@ static int harness_start(Harness *h) {
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
                 if (!h->fk[k])
                         continue;
-                assert_int_equal(fk_init(h->fk[k], &init), 0);
+                assert_int_equal(fk_init_await(h->fk[k], init_unique[k], &init), 0);
                 assert_string_equal(init.devname, names[k]);
                 assert_true(init.flags & CUSE_UNRESTRICTED_IOCTL);
         }

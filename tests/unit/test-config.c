@@ -45,6 +45,7 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->start_delay_ms, b->start_delay_ms);
         assert_int_equal(a->reseed_interval, b->reseed_interval);
         assert_string_equal(a->socket_path, b->socket_path);
+        assert_string_equal(a->user, b->user);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
                 assert_int_equal(x->enable, y->enable);
@@ -90,6 +91,7 @@ static void test_defaults(void **state) {
         assert_int_equal(c.start_delay_ms, 0);
         assert_int_equal(c.reseed_interval, 60);
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
+        assert_string_equal(c.user, "truerandomd");
 
         assert_true(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 150);
@@ -169,6 +171,8 @@ static const char full[] =
         "reseed_interval = 86400\n"
         "[control]\n"
         "socket = /run/x/ctl\n"
+        "[daemon]\n"
+        "user = rngd\n"
         "# source sections\n"
         "[source.jitter]\n"
         "enable = off\n"
@@ -214,6 +218,8 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.start_delay_ms, 1500);
         assert_int_equal(c.reseed_interval, 86400);
         assert_string_equal(c.socket_path, "/run/x/ctl");
+        assert_string_equal(c.user, "rngd");
+        assert_int_equal(c.user_line, 23);
 
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 600);
@@ -315,6 +321,9 @@ static const BadCase bad_cases[] = {
         { "[device]\nnull_name = a/b\n", 2, "null_name must be empty, none, or 1 to 64 characters" },
         { "[device]\ngroup = -wheel\n", 2, "group must be a group name or a number" },
         { "[device]\ngroup = 4294967295\n", 2, "group must be a group name or a number" },
+        { "[daemon]\nuser = -root\n", 2, "user must be a user name or a number" },
+        { "[daemon]\nuser = a b\n", 2, "user must be a user name or a number" },
+        { "[daemon]\nuser =\n", 2, "user must be a user name or a number" },
         { "[source.hwrng]\npath = dev/hwrng\n", 2, "path must be an absolute path" },
         { "[source.file]\npath = relative\n", 2, "path must be an absolute path or none" },
         { "[control]\nsocket = /run/"
