@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,21 +237,82 @@ static bool same_user_namespace(const char *proc_root, const char *task_dir) {
         return proc_path(path, sizeof(path), "%s/gid_map", task_dir) == 0 && map_file_is_identity(path);
 }
 
-/* Whether the process behind pidfd has exited (its pid may be reused). */
-static bool pidfd_exited(int pidfd) {
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+/* The start time (clock ticks since boot) of a process that has not exited;
+ * -ESRCH for one that is gone or a zombie. */
+static int read_start(const char *proc_root, pid_t tgid, uint64_t *ret) {
+        _cleanup_close_ int fd = -1;
+        char path[PATH_MAX], text[1024], *p, *field, *save = NULL, state;
+        uint64_t start;
+        ssize_t n;
+
+        if (kill(tgid, 0) < 0 && errno != EPERM)
+                return -errno;
+        if (proc_path(path, sizeof(path), "%s/%d/stat", proc_root, (int) tgid) < 0)
+                return -ENAMETOOLONG;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n <= 0)
+                return -EIO;
+        text[n] = '\0';
+        /* The name may hold anything, ')' too: the fields follow the last.
+         * The state is field 3, the start time field 22. */
+        p = strrchr(text, ')');
+        if (!p)
+                return -EINVAL;
+        field = strtok_r(p + 1, " ", &save);
+        if (!field || strlen(field) != 1)
+                return -EINVAL;
+        state = field[0];
+        for (int i = 4; field && i <= 22; i++)
+                field = strtok_r(NULL, " ", &save);
+        if (!field || parse_decimal((const char **) &field, UINT64_MAX, &start) < 0 || !at_line_end(field))
+                return -EINVAL;
+        if (state == 'Z' || state == 'X' || state == 'x')
+                return -ESRCH;
+        *ret = start;
+        return 0;
+}
+
+/* Holds the caller's thread group while its files are read, so that a
+ * process that took its pid meanwhile cannot pass for it: a pidfd, or
+ * where the kernel has no pidfd_open() (before 5.3, or a syscall filter or
+ * valgrind that does not know it) the process's start time, which the next
+ * owner of the pid would not share. */
+typedef struct Pin {
+        int pidfd;
+        uint64_t start;
+} Pin;
+
+static int pin_take(const char *proc_root, pid_t tgid, Pin *ret) {
+        ret->pidfd = (int) syscall(SYS_pidfd_open, tgid, 0);
+        if (ret->pidfd >= 0)
+                return 0;
+        if (errno != ENOSYS)
+                return -errno;
+        return read_start(proc_root, tgid, &ret->start);
+}
+
+static bool pin_holds(const char *proc_root, pid_t tgid, const Pin *pin) {
+        struct pollfd p = { .fd = pin->pidfd, .events = POLLIN };
+        uint64_t start;
         int r;
 
+        if (pin->pidfd < 0)
+                return read_start(proc_root, tgid, &start) == 0 && start == pin->start;
+        /* Readable once the process has exited. */
         do
                 r = poll(&p, 1, 0);
         while (r < 0 && errno == EINTR);
-        return r != 0;
+        return r == 0;
 }
 
 bool privilege_check(const char *proc_root, pid_t pid, uid_t uid) {
         char path[PATH_MAX], task_dir[PATH_MAX];
-        _cleanup_close_ int pidfd = -1;
         CallerStatus st;
+        Pin pin = { .pidfd = -1 };
+        bool ok = false;
         pid_t tgid;
 
         if (pid <= 0)
@@ -258,24 +320,21 @@ bool privilege_check(const char *proc_root, pid_t pid, uid_t uid) {
         if (!proc_root)
                 proc_root = "/proc";
 
-        /* The request names a thread; a pidfd needs its thread group. */
+        /* The request names a thread; the pin needs its thread group. */
         if (proc_path(path, sizeof(path), "%s/%d/status", proc_root, (int) pid) < 0 || read_status(path, &st) < 0)
                 return false;
         tgid = st.tgid;
-        pidfd = (int) syscall(SYS_pidfd_open, tgid, 0);
-        if (pidfd < 0)
+        if (pin_take(proc_root, tgid, &pin) < 0)
                 return false;
 
         /* From here on through the thread group: a tid that is not one of
-         * its threads is not found. */
-        if (proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) tgid, (int) pid) < 0 ||
-            proc_path(path, sizeof(path), "%s/status", task_dir) < 0 || read_status(path, &st) < 0)
-                return false;
-        if (st.tgid != tgid || st.fsuid != uid || !((st.capeff >> CAP_SYS_ADMIN) & 1))
-                return false;
-        if (!same_user_namespace(proc_root, task_dir))
-                return false;
-        /* Everything above was read from a live thread group, not from
-         * whatever took its pid after it exited. */
-        return !pidfd_exited(pidfd);
+         * its threads is not found. Everything read must have come from the
+         * pinned process, not from one that took its pid after it exited. */
+        ok = proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) tgid, (int) pid) == 0 &&
+             proc_path(path, sizeof(path), "%s/status", task_dir) == 0 && read_status(path, &st) == 0 &&
+             st.tgid == tgid && st.fsuid == uid && ((st.capeff >> CAP_SYS_ADMIN) & 1) &&
+             same_user_namespace(proc_root, task_dir) && pin_holds(proc_root, tgid, &pin);
+        if (pin.pidfd >= 0)
+                close(pin.pidfd);
+        return ok;
 }

@@ -14,7 +14,9 @@
  *   TGID/task/TID/uid_map,   only when the ns link may not be read (below)
  *   TGID/task/TID/gid_map
  * and a pidfd of TGID, opened before and polled after the reads: a thread
- * group that exited meanwhile (its pid free for reuse) is refused.
+ * group that exited meanwhile (its pid free for reuse) is refused. Where
+ * pidfd_open() is missing (ENOSYS: kernels before 5.3, valgrind), TGID/stat
+ * stands in: its start time must not change and it must not be a zombie.
  *
  * The ns link needs ptrace read access to the caller, which a daemon with no
  * capability has only for processes of its own uid. For everyone else

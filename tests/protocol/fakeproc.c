@@ -221,7 +221,7 @@ int fakeproc_write(FakeProc *fp, pid_t pid, const char *name, const char *text) 
 }
 
 int fakeproc_add(FakeProc *fp, pid_t pid, uid_t uid, uint64_t capeff, FakeProcNs ns) {
-        char path[PATH_MAX + 64], self[PATH_MAX + 32], status[512];
+        char path[PATH_MAX + 64], self[PATH_MAX + 32], status[512], stat[128];
         int r;
 
         snprintf(status, sizeof(status),
@@ -233,6 +233,11 @@ int fakeproc_add(FakeProc *fp, pid_t pid, uid_t uid, uint64_t capeff, FakeProcNs
         snprintf(path, sizeof(path), "%s/%d/task/%d/ns", fp->root, (int) pid, (int) pid);
         r = mkdir_p(path);
         if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "%s/%d/stat", fp->root, (int) pid);
+        snprintf(stat, sizeof(stat), "%d (caller) S 1 %d %d 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0\n",
+                 (int) pid, (int) pid, (int) pid);
+        if ((r = write_file(path, stat)) < 0)
                 return r;
         snprintf(path, sizeof(path), "%s/%d/status", fp->root, (int) pid);
         if ((r = write_file(path, status)) < 0 || (r = fakeproc_write(fp, pid, "status", status)) < 0 ||

@@ -10,6 +10,9 @@
  * A caller is a live process (privilege_check() holds a pidfd on it and
  * refuses one that is gone), shown with made-up status fields:
  *   ROOT/PID/status, ROOT/PID/task/PID/status   Tgid, Uid (all four = uid), CapEff
+ *   ROOT/PID/stat                               running, a fixed start time (for
+ *                                               kernels and valgrind without
+ *                                               pidfd_open())
  *   ROOT/PID/task/PID/ns/user                   a hard link to ROOT/self/ns/user
  *                                               (same user namespace), another
  *                                               file, or none

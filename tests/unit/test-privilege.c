@@ -27,6 +27,30 @@
 
 #define SYS_ADMIN_BIT (UINT64_C(1) << CAP_SYS_ADMIN)
 
+/* pidfd_open() as a kernel before 5.3 (or valgrind) has it: ENOSYS. The
+ * rest passes through (syscall() takes up to six arguments). */
+static bool pidfd_enosys;
+static unsigned pidfd_refused;
+
+long __real_syscall(long number, ...);
+long __wrap_syscall(long number, ...);
+
+long __wrap_syscall(long number, ...) {
+        long a[6];
+        va_list ap;
+
+        va_start(ap, number);
+        for (size_t i = 0; i < 6; i++)
+                a[i] = va_arg(ap, long);
+        va_end(ap);
+        if (number == SYS_pidfd_open && pidfd_enosys) {
+                pidfd_refused++;
+                errno = ENOSYS;
+                return -1;
+        }
+        return __real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 /* A status text as Linux 6.1 prints it, with the CapEff value substituted. */
 static char *status_text(const char *capeff_line) {
         static const char head[] =
@@ -366,6 +390,30 @@ static void test_real_proc_threads(void **state) {
         }
 }
 
+/* The same without pidfd_open(): the start time in /proc/TGID/stat holds
+ * the caller instead; zombies and gone callers are still refused. */
+static int without_pidfd(void **state) {
+        pidfd_enosys = true;
+        pidfd_refused = 0;
+        return 0;
+}
+
+/* The test did go the way without pidfd (unless it skipped, not root). */
+static int with_pidfd(void **state) {
+        pidfd_enosys = false;
+        return pidfd_refused > 0 || geteuid() != 0 ? 0 : -1;
+}
+
+static int fake_setup_without_pidfd(void **state) {
+        without_pidfd(state);
+        return fake_setup(state);
+}
+
+static int fake_teardown_with_pidfd(void **state) {
+        with_pidfd(state);
+        return fake_teardown(state);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_capeff),
@@ -376,6 +424,11 @@ int main(void) {
                 cmocka_unit_test(test_real_proc_root_without_cap),
                 cmocka_unit_test(test_real_proc_zombie),
                 cmocka_unit_test(test_real_proc_threads),
+                cmocka_unit_test_setup_teardown(test_fake_proc_gone, fake_setup_without_pidfd, fake_teardown_with_pidfd),
+                cmocka_unit_test_setup_teardown(test_real_proc_self, without_pidfd, with_pidfd),
+                cmocka_unit_test_setup_teardown(test_real_proc_root_without_cap, without_pidfd, with_pidfd),
+                cmocka_unit_test_setup_teardown(test_real_proc_zombie, without_pidfd, with_pidfd),
+                cmocka_unit_test_setup_teardown(test_real_proc_threads, without_pidfd, with_pidfd),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
