@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -140,9 +141,9 @@ void cusefix_setup(void) {
         /* A crash skips atexit(): under run-fuzzer.sh TMPDIR is its work
          * dir, removed with everything else. */
         FUZZ_CHECK(fakeproc_new(tmp && *tmp ? tmp : "/tmp", &proc) == 0);
-        FUZZ_CHECK(fakeproc_add(proc, priv_pid, 1000, UINT64_C(1) << 21, FAKEPROC_NS_SAME) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, priv_pid, 1000, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME) == 0);
         FUZZ_CHECK(fakeproc_add(proc, unpriv_pid, 1000, 0, FAKEPROC_NS_SAME) == 0);
-        FUZZ_CHECK(fakeproc_add(proc, gone_pid, 0, UINT64_C(1) << 21, FAKEPROC_NS_SAME) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, gone_pid, 0, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME) == 0);
         atexit(remove_proc);
 }
 

@@ -11,6 +11,7 @@
  * daemon's signalfd takes them exactly as in production. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <pthread.h>
@@ -150,9 +151,9 @@ static void make_samples(Harness *h) {
 
 static void make_proc(Harness *h) {
         assert_int_equal(fakeproc_new(h->dir, &h->proc), 0);
-        assert_int_equal(fakeproc_add(h->proc, (pid_t) priv.pid, priv.uid, UINT64_C(1) << 21, FAKEPROC_NS_SAME), 0);
+        assert_int_equal(fakeproc_add(h->proc, (pid_t) priv.pid, priv.uid, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME), 0);
         assert_int_equal(fakeproc_add(h->proc, (pid_t) unpriv.pid, unpriv.uid, 0, FAKEPROC_NS_SAME), 0);
-        assert_int_equal(fakeproc_add(h->proc, (pid_t) root_gone.pid, 0, UINT64_C(1) << 21, FAKEPROC_NS_SAME), 0);
+        assert_int_equal(fakeproc_add(h->proc, (pid_t) root_gone.pid, 0, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME), 0);
 }
 
 /* The running test's harness, freed by the teardown even when an assertion
