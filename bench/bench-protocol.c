@@ -284,6 +284,7 @@ static void bench_start(Bench *b) {
                 [CUSEDEV_URANDOM] = b->config.dropin ? b->config.urandom_name : NULL,
                 [CUSEDEV_NULL] = b->config.null_name,
         };
+        int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
         FkInit init;
 
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
@@ -295,6 +296,9 @@ static void bench_start(Bench *b) {
                 snprintf(path, sizeof(path), "%s/%s", b->devdir, names[k]);
                 write_file(path, "", 0);
                 must(fk_new(&b->fk[k], &b->daemon_fd[k]), "fk_new");
+                /* As the kernel, at open of /dev/cuse: set-up answers it. */
+                init_unique[k] = fk_send_init(b->fk[k]);
+                must(init_unique[k] > 0 ? 0 : -EIO, "CUSE_INIT");
         }
         if (pthread_create(&b->thread, NULL, daemon_thread, b) != 0)
                 die("pthread_create failed");
@@ -312,7 +316,7 @@ static void bench_start(Bench *b) {
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
                 if (!b->fk[k])
                         continue;
-                must(fk_init(b->fk[k], &init), "CUSE_INIT");
+                must(fk_init_await(b->fk[k], init_unique[k], &init), "CUSE_INIT");
                 must(fk_open(b->fk[k], NULL, k == CUSEDEV_TRNG ? O_RDONLY : O_RDWR, &b->file[k]), "open");
         }
 }

@@ -44,6 +44,7 @@ typedef enum KeyType {
         KEY_NAME,       /* char *: a CUSE device name */
         KEY_NAME_NONE,  /* char *: a CUSE device name, or empty/"none" for NULL */
         KEY_GROUP,      /* char *: group name or number, resolved by the daemon */
+        KEY_USER,       /* char *: user name or number, resolved by the daemon */
         KEY_MODE,       /* mode_t, octal */
         KEY_BOOL,       /* bool */
         KEY_UNSIGNED,   /* unsigned in [min, max] */
@@ -92,6 +93,7 @@ static const Key keys[] = {
         { "assessment", "samples", KEY_UNSIGNED, offsetof(Config, assess_samples), CONFIG_ASSESS_SAMPLES_MIN,
           CONFIG_ASSESS_SAMPLES_MAX },
         { "assessment", "state_directory", KEY_PATH, offsetof(Config, state_directory), 0, 0 },
+        { "daemon", "user", KEY_USER, offsetof(Config, user), 0, 0 },
         SOURCE(JITTER, "jitter", "enable", enable, KEY_BOOL, 0, 0),
         SOURCE(JITTER, "jitter", "credit", credit_mbits, KEY_CREDIT_AUTO, 0, 0),
         SOURCE(JITTER, "jitter", "credit_cap", credit_cap_mbits, KEY_CREDIT, 0, 0),
@@ -115,7 +117,7 @@ enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
 _Static_assert(NKEYS <= 64, "a uint64_t marks the keys seen");
 
 static const char *const sections[] = {
-        "device", "pool", "crng", "control", "assessment",
+        "device", "pool", "crng", "control", "daemon", "assessment",
         "source.jitter", "source.rdseed", "source.hwrng", "source.kernel", "source.file",
 };
 
@@ -154,6 +156,7 @@ void config_done(Config *c) {
         free(c->group);
         free(c->socket_path);
         free(c->state_directory);
+        free(c->user);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 free(c->source[i].path);
         *c = (Config) { 0 };
@@ -193,8 +196,9 @@ int config_init_defaults(Config *ret) {
         c.group = strdup("truerandom");
         c.socket_path = strdup(RUNSTATEDIR "/truerandomd/control");
         c.state_directory = strdup(STATEDIR);
+        c.user = strdup("truerandomd");
         c.source[CONFIG_SOURCE_HWRNG].path = strdup("/dev/hwrng");
-        if (!c.trng_name || !c.random_name || !c.urandom_name || !c.group || !c.socket_path ||
+        if (!c.trng_name || !c.random_name || !c.urandom_name || !c.group || !c.socket_path || !c.user ||
             !c.state_directory || !c.source[CONFIG_SOURCE_HWRNG].path) {
                 config_done(&c);
                 return -ENOMEM;
@@ -300,7 +304,7 @@ static bool valid_name(const char *s) {
         return n > 0 && n <= NAME_LEN_MAX && s[n] == '\0' && s[0] != '.' && s[0] != '-';
 }
 
-/* A name as useradd accepts it, or a gid (not (gid_t) -1). */
+/* A name as useradd and groupadd accept it, or an id (not (uid_t) -1). */
 static bool valid_group(const char *s) {
         uint64_t gid;
         size_t n;
@@ -449,8 +453,10 @@ static int apply(Parser *p, const Key *k, const char *value) {
                 }
                 return set_string(field, value);
         case KEY_GROUP:
+        case KEY_USER:
                 if (!valid_group(value)) {
-                        fail(p, -EINVAL, p->lineno, "%s must be a group name or a number", name);
+                        fail(p, -EINVAL, p->lineno, "%s must be a %s name or a number", name,
+                             k->type == KEY_USER ? "user" : "group");
                         return -EINVAL;
                 }
                 return set_string(field, value);
@@ -695,6 +701,7 @@ int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error
                 if (!p.error)
                         check(&p);
                 c.group_line = p.key_line[key_index("device", "group")];
+                c.user_line = p.key_line[key_index("daemon", "user")];
                 for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
                         char section[32];
                         int k;

@@ -17,6 +17,8 @@
  *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
  *              3 decimals: the least time between reseeds that take a block)
  *   [control]  socket (path)
+ *   [daemon]   user (name or number): who truerandomd runs as after set-up
+ *              when started as root; never root
  *   [assessment] samples, state_directory (where credit = auto keeps what
  *              it measured: assessment.json)
  *   [source.jitter]  enable, credit (bits per sample, or auto), credit_cap,
@@ -95,6 +97,8 @@ typedef struct Config {
 
         unsigned assess_samples;
         char *state_directory;
+        char *user;
+        unsigned user_line;        /* 0: the default */
 
         SourceConfig source[_CONFIG_SOURCE_MAX];
 } Config;

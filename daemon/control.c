@@ -94,6 +94,14 @@ static const char *errno_text(int r, char *buf, size_t size) {
         return strerror_r(r < 0 ? -r : r, buf, size);
 }
 
+/* Why a source cannot be opened now that it could at start: the daemon
+ * gave up root after set-up. "" otherwise. */
+static const char *open_hint(int r) {
+        if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
+                return "";
+        return " (truerandomd runs without root since set-up: give its user read access, or restart it)";
+}
+
 /* A unix socket closed with unread packets resets its peer, and the reset
  * can overtake the reply still queued there: whatever a client sent beyond
  * its one request is discarded first (bounded, MSG_TRUNC reads nothing). */
@@ -540,8 +548,8 @@ static void export_run(Export *e) {
 
         r = e->ops->open(&e->params, &state);
         if (r < 0) {
-                export_final_error(e, CTL_ERROR_UNAVAILABLE, "cannot open source %s: %s", e->name,
-                                   open_error_text(e, r, eb, sizeof(eb)));
+                export_final_error(e, CTL_ERROR_UNAVAILABLE, "cannot open source %s: %s%s", e->name,
+                                   open_error_text(e, r, eb, sizeof(eb)), open_hint(r));
                 return;
         }
         n = ctl_reply_format_start(e->samples, e->rows, msg, sizeof(msg));
@@ -554,8 +562,9 @@ static void export_run(Export *e) {
                         state = NULL;
                         r = e->ops->open(&e->params, &state);
                         if (r < 0) {
-                                export_final_error(e, CTL_ERROR_UNAVAILABLE, "reopening source %s for row %u: %s",
-                                                   e->name, row + 1, open_error_text(e, r, eb, sizeof(eb)));
+                                export_final_error(e, CTL_ERROR_UNAVAILABLE, "reopening source %s for row %u: %s%s",
+                                                   e->name, row + 1, open_error_text(e, r, eb, sizeof(eb)),
+                                                   open_hint(r));
                                 return;
                         }
                 }

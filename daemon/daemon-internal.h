@@ -80,7 +80,8 @@ struct Daemon {
         bool sources_started;
         bool ready;
         bool stopping;
-        bool privileges_dropped;
+        uid_t run_uid;               /* [daemon] user, when started as root */
+        gid_t run_gid;
         int exit_code;
         char status[256];            /* the STATUS= line last sent */
         uint64_t status_usec;        /* when it was sent */

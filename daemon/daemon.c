@@ -10,28 +10,38 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <linux/capability.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "config-build.h"
 #include "crng/crng.h"
 #include "log.h"
 #include "pool/collector.h"
 #include "pool/secret.h"
 #include "pool/store.h"
 #include "sourceconf.h"
+#include "privdrop.h"
+
+/* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
+ * is opened, so at once in practice). */
+#define CUSE_INIT_TIMEOUT_MS 10000
+/* RLIMIT_MEMLOCK for the user truerandomd becomes, as LimitMEMLOCK= in the
+ * unit: root locked its memory without limit, the user will not. */
+#define RUN_MEMLOCK (UINT64_C(64) << 20)
+/* truerandomd's own directory under /run (RuntimeDirectory= in the unit). */
+#define RUN_DIR RUNSTATEDIR "/truerandomd"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
@@ -74,19 +84,13 @@ static const char *memlock_hint(int r) {
         return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
 }
 
-/* Capabilities: after the devices are up nothing privileged is left to do.
- * The nodes are root-owned, so chmod on reload needs none; chown to a group
- * needs membership (the unit sets SupplementaryGroups) or CAP_CHOWN. */
-static int drop_capabilities(void) {
-        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-        struct __user_cap_data_struct data[2] = { 0 };
-
-        for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
-                        return -errno;
-        if (syscall(SYS_capset, &hdr, data) < 0)
-                return -errno;
-        return 0;
+/* What to do about a refusal when not started as root: the daemon needs
+ * root (or systemd's unit) to set itself up. */
+static const char *not_root_hint(int r) {
+        if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
+                return "";
+        return " (truerandomd is not running as root: start it as root, and it switches to [daemon] user once "
+               "set up, or as truerandomd.service)";
 }
 
 /* ------------------------------------------------------------------ */
@@ -140,22 +144,12 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void check_ready(Daemon *d) {
-        int r;
-
         if (d->ready || d->stopping || !crng_is_seeded(d->crng))
                 return;
         for (size_t i = 0; i < d->n_devices; i++)
                 if (!d->devices[i].up)
                         return;
         d->ready = true;
-        if (d->hooks.drop_privileges && !d->privileges_dropped) {
-                r = drop_capabilities();
-                if (r < 0)
-                        log_warning_errno(r, "could not drop capabilities");
-                else
-                        log_info("all capabilities dropped");
-                d->privileges_dropped = true;
-        }
         log_info("ready: %zu devices up, CRNG seeded", d->n_devices);
         update_status(d);
         sd_notify(false, "READY=1");
@@ -449,13 +443,40 @@ int daemon_check_credited(Daemon *d) {
         return -ENOMEDIUM;
 }
 
+/* [daemon] user as uid and gid to run as, or why not ("FILE:LINE: ...",
+ * malloc'd, in *ret_error). For --check-config and a start as root. */
+static int resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, gid_t *ret_gid, char **ret_error) {
+        char at[32] = "";
+        int r, n;
+
+        r = privdrop_resolve_user(c->user, ret_uid, ret_gid);
+        if (r >= 0)
+                return 0;
+        if (c->user_line)
+                snprintf(at, sizeof(at), ":%u", c->user_line);
+        if (r == -EPERM)
+                n = asprintf(ret_error, "%s%s: user '%s' is root or in root's group: truerandomd does not keep "
+                                        "root after set-up; name a system user of its own", path ? path : "defaults",
+                             at, c->user);
+        else
+                n = asprintf(ret_error, "%s%s: user '%s'%s does not exist (install the package, or create it with "
+                                        "systemd-sysusers or useradd --system)", path ? path : "defaults", at,
+                             c->user, c->user_line ? "" : " (the default of [daemon] user)");
+        return n < 0 ? -ENOMEM : r;
+}
+
 int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         bool runs[_CONFIG_SOURCE_MAX] = { 0 }, any = false;
         SourceState states[_CONFIG_SOURCE_MAX];
         int errors[_CONFIG_SOURCE_MAX] = { 0 };
         char why[160], *s = NULL;
+        uid_t uid;
         gid_t gid;
+        int r;
 
+        r = resolve_run_user(c, path, &uid, &gid, ret_error);
+        if (r < 0)
+                return r;
         if (resolve_group(c->group, &gid) < 0) {
                 if (c->group_line && asprintf(&s, "%s:%u: group '%s' does not exist (create it with "
                                                   "systemd-sysusers or groupadd)", path, c->group_line, c->group) < 0)
@@ -550,8 +571,14 @@ static void on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int err
                 sd_event_exit(d->event, -EEXIST);
                 return;
         case CUSE_EVENT_NODE_ERROR:
-                log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
-                           strerror(-error));
+                /* Not root from the start (systemd's User=): the node is
+                 * root's, and udev's rule gives it group and mode. */
+                if (error == -EPERM && geteuid() != 0)
+                        log_fields(LOG_INFO, &f, "/dev/%s: owner, group and mode left to udev (not root)",
+                                   cusedev_name(dev));
+                else
+                        log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
+                                   strerror(-error));
                 return;
         case CUSE_EVENT_SEEDED:
                 log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
@@ -614,7 +641,7 @@ static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
                         log_error("cannot open /dev/cuse: %s. The kernel needs its cuse module: modprobe cuse",
                                   strerror(-r));
                 else
-                        log_error_errno(r, "cannot open /dev/cuse");
+                        log_error("cannot open /dev/cuse: %s%s", strerror(-r), not_root_hint(r));
                 return r;
         }
         r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
@@ -667,6 +694,57 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, d->watchdog_usec);
 }
 
+/* Whether a reload restarts the source (its collector, and so an open). */
+static bool source_changed(const SourceConfig *a, const SourceConfig *b) {
+        return a->enable != b->enable || a->credit_mbits != b->credit_mbits || a->credit_auto != b->credit_auto ||
+               a->credit_cap_mbits != b->credit_cap_mbits || a->loop != b->loop ||
+               a->rate != b->rate || a->jitter_buffer != b->jitter_buffer ||
+               a->jitter_accesses != b->jitter_accesses || !!a->path != !!b->path ||
+               (a->path && strcmp(a->path, b->path) != 0);
+}
+
+/* What a reload cannot do once set-up gave up root: change the nodes'
+ * group or mode (they are root's), or open a source path the user may not
+ * read. Refused whole, with why, rather than half applied; 0 when root. */
+static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
+        static const ConfigSource with_path[] = { CONFIG_SOURCE_HWRNG, CONFIG_SOURCE_FILE };
+        const char *what = NULL;
+
+        if (geteuid() == 0)
+                return 0;
+        if (gid != d->gid)
+                what = "[device] group";
+        else if (c->trng_mode != d->config.trng_mode)
+                what = "[device] trng_mode";
+        else if (c->random_mode != d->config.random_mode)
+                what = "[device] random_mode";
+        if (what) {
+                log_error("reload: %s changes the device nodes, which are root's; truerandomd runs as uid %u since "
+                          "set-up (%s). Restart it to apply, or change the udev rule under systemd",
+                          what, (unsigned) geteuid(), strerror(EPERM));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+                         "%s changes the nodes: needs a restart (not root since set-up)", what);
+                return -EPERM;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(with_path); k++) {
+                const SourceConfig *a = &d->config.source[with_path[k]], *b = &c->source[with_path[k]];
+                const char *name = config_source_name(with_path[k]);
+
+                /* Only what a reload would open anew. */
+                if (!creditable(b, with_path[k]) || !b->path || !source_changed(a, b))
+                        continue;
+                if (access(b->path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+                        continue;
+                log_error("reload: source %s: %s is not readable by uid %u, which truerandomd runs as since set-up "
+                          "(%s). Give that user read access, or restart truerandomd to open it as root",
+                          name, b->path, (unsigned) geteuid(), strerror(errno));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+                         "source %s: %s: not readable by uid %u", name, b->path, (unsigned) geteuid());
+                return -EPERM;
+        }
+        return 0;
+}
+
 static int apply_config(Daemon *d, Config *c) {
         bool changed[_CONFIG_SOURCE_MAX] = { false };
         char *keep;
@@ -680,12 +758,16 @@ static int apply_config(Daemon *d, Config *c) {
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error), "group '%s' does not exist", c->group);
                 return r;
         }
+        r = check_reload_without_root(d, c, gid);
+        if (r < 0)
+                return r;
         if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
             strcmp(c->urandom_name, d->config.urandom_name) || c->dropin != d->config.dropin ||
             c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
-            strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory))
-                log_notice("device names, dropin, store size, the control socket and the state directory change "
-                           "only on restart");
+            strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory) ||
+            strcmp(c->user, d->config.user))
+                log_notice("device names, dropin, store size, the control socket, the state directory and the user "
+                           "change only on restart");
         /* The state directory in use stays the one opened at start. */
         keep = c->state_directory;
         c->state_directory = d->config.state_directory;
@@ -693,7 +775,10 @@ static int apply_config(Daemon *d, Config *c) {
         (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
                                                            .max_parked_per_uid = config_max_parked_per_uid(c),
                                                            .max_open_per_uid = c->max_open_per_uid });
-        for (size_t i = 0; i < d->n_devices; i++) {
+        /* Root re-applies them (a node someone chmod'ed is put right); the
+         * user the daemon runs as cannot touch root's nodes, and has
+         * refused a change above. */
+        for (size_t i = 0; i < d->n_devices && geteuid() == 0; i++) {
                 CuseDev *dev = d->devices[i].dev;
                 bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
                 r = cusedev_set_node(dev, node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
@@ -706,11 +791,7 @@ static int apply_config(Daemon *d, Config *c) {
                 const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
                 SourceSlot *slot = &d->sources[i];
 
-                if (a->enable == b->enable && a->credit_mbits == b->credit_mbits && a->credit_auto == b->credit_auto &&
-                    a->credit_cap_mbits == b->credit_cap_mbits && a->loop == b->loop &&
-                    a->rate == b->rate && a->jitter_buffer == b->jitter_buffer &&
-                    a->jitter_accesses == b->jitter_accesses && !!a->path == !!b->path &&
-                    (!a->path || strcmp(a->path, b->path) == 0))
+                if (!source_changed(a, b))
                         continue;
                 slot->collector = collector_free(slot->collector);
                 autocredit_reset(d, slot);
@@ -816,6 +897,96 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
 /* ------------------------------------------------------------------ */
 /* life cycle                                                          */
 
+/* CUSE_INIT, answered before the privileges go: the kernel queued it when
+ * /dev/cuse was opened, and init_done sets the node's owner and mode, which
+ * needs root where udev does not do it. Nothing else is read from a session
+ * here, so not a byte is served before the drop. */
+static int complete_cuse_init(Daemon *d) {
+        uint64_t deadline = daemon_now_usec() + (uint64_t) CUSE_INIT_TIMEOUT_MS * 1000;
+
+        for (;;) {
+                struct pollfd pfd[_CUSEDEV_KIND_MAX];
+                DeviceSlot *waiting[_CUSEDEV_KIND_MAX];
+                size_t n = 0;
+                uint64_t now;
+                int r;
+
+                if (d->exit_code < 0)
+                        return d->exit_code;    /* refused: on_cuse_event() said so */
+                for (size_t i = 0; i < d->n_devices; i++)
+                        if (!d->devices[i].up) {
+                                waiting[n] = &d->devices[i];
+                                pfd[n++] = (struct pollfd){ .fd = cusedev_fd(d->devices[i].dev), .events = POLLIN };
+                        }
+                if (n == 0)
+                        return 0;
+                now = daemon_now_usec();
+                if (now >= deadline) {
+                        log_error("/dev/%s: no CUSE_INIT from the kernel within %u s", cusedev_name(waiting[0]->dev),
+                                  CUSE_INIT_TIMEOUT_MS / 1000);
+                        return -ETIMEDOUT;
+                }
+                if (poll(pfd, n, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return log_error_errno(-errno, "waiting for CUSE_INIT");
+                for (size_t i = 0; i < n; i++) {
+                        if (!pfd[i].revents)
+                                continue;
+                        r = cusedev_process(waiting[i]->dev);
+                        if (r < 0 && r != -EAGAIN && d->exit_code == 0)
+                                return log_error_errno(r, "/dev/%s: CUSE_INIT", cusedev_name(waiting[i]->dev));
+                }
+        }
+}
+
+/* A directory of the daemon's own that it made as root goes to the user it
+ * will run as, so that it can still remove what it creates there (the
+ * control socket at exit). Only truerandomd's own directory under /run:
+ * never a directory a custom socket path shares with others. Under systemd
+ * RuntimeDirectory= and StateDirectory= make them the user's already. */
+static void own_directory(const char *dir, const Daemon *d) {
+        struct stat st;
+
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_uid == d->run_uid && st.st_gid == d->run_gid))
+                return;
+        if (chown(dir, d->run_uid, d->run_gid) < 0)
+                log_warning_errno(-errno, "%s: giving it to the user truerandomd runs as", dir);
+}
+
+/* Set-up is over: from here on no root, no capability, in any thread (there
+ * is only this one yet). See privdrop.h. */
+static int drop_privileges(Daemon *d) {
+        const char *step = NULL;
+        PrivDrop p;
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        if (!d->hooks.drop_privileges)
+                return 0;
+        if (geteuid() == 0 && strncmp(d->config.socket_path, RUN_DIR "/", strlen(RUN_DIR "/")) == 0 &&
+            !strchr(d->config.socket_path + strlen(RUN_DIR "/"), '/'))
+                own_directory(RUN_DIR, d);
+        /* credit = auto writes its assessments there after the drop; its
+         * built-in directory is truerandomd's own (StateDirectory= under
+         * systemd), a configured one may be shared and stays as it is. */
+        if (geteuid() == 0 && strcmp(d->config.state_directory, STATEDIR) == 0)
+                own_directory(STATEDIR, d);
+        r = privdrop_apply(d->run_uid, d->run_gid, RUN_MEMLOCK, &p, &step);
+        if (r < 0)
+                return log_error_errno(r, "giving up root and capabilities failed while %s; not serving", step);
+        if (p.switched || (privdrop_resolve_user(d->config.user, &uid, &gid) == 0 && uid == p.uid))
+                log_info("set up: running as user %s (uid %u, gid %u), no capability, no_new_privs", d->config.user,
+                         (unsigned) p.uid, (unsigned) p.gid);
+        else
+                log_notice("set up: running as uid %u, gid %u, as started, no capability, no_new_privs "
+                           "([daemon] user %s applies to a start as root)", (unsigned) p.uid, (unsigned) p.gid,
+                           d->config.user);
+        if (p.bounding_kept)
+                log_notice("the capability bounding set could not be emptied without root; with no_new_privs "
+                           "nothing in it can be gained (truerandomd.service empties it)");
+        return 0;
+}
+
 int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
         uint8_t initial[CRNG_KEY_SIZE];
         uint64_t watchdog_usec = 0;
@@ -841,6 +1012,15 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
                           d->config.group);
                 goto fail;
+        }
+        if (d->hooks.drop_privileges && geteuid() == 0) {
+                _cleanup_free_ char *why = NULL;
+
+                r = resolve_run_user(&d->config, d->config_path, &d->run_uid, &d->run_gid, &why);
+                if (r < 0) {
+                        log_error("%s", why ? why : strerror(-r));
+                        goto fail;
+                }
         }
 
         r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
@@ -943,7 +1123,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 if (r == -EADDRINUSE)
                         log_error("%s: another truerandomd answers there", d->config.socket_path);
                 else
-                        log_error_errno(r, "control socket %s", d->config.socket_path);
+                        log_error("control socket %s: %s%s", d->config.socket_path, strerror(-r), not_root_hint(r));
                 goto fail;
         }
 
@@ -961,6 +1141,11 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 r = add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
         if (r >= 0 && d->config.null_name)
                 r = add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
+        if (r >= 0)
+                r = complete_cuse_init(d);
+        /* Before any other thread exists and before a byte is served. */
+        if (r >= 0)
+                r = drop_privileges(d);
         if (r < 0)
                 goto fail;
 

@@ -4,14 +4,20 @@
  * Invariants:
  *   - a sample is credited only after health_feed() said HEALTH_OK for it;
  *     samples of the startup test and of failing windows are never absorbed;
- *   - a health failure throws away the partial block and purges this
- *     source's unserved blocks from the store (fail closed), so no block
- *     built before a failure is served after it was detected;
- *   - no block holds a sample read before a store_purge_all() (the machine
- *     was cloned): the partial block restarts when the store's epoch moved,
- *     and a block finished across a purge is refused by the store;
+ *   - a finished block waits here, out of the store, until every APT window
+ *     and RCT run holding its samples has closed clean (health_settled());
+ *     so a window that fails after a block finished takes that block with it
+ *     before anyone could read it. The wait is at most one window (512
+ *     samples) or one run below the RCT cutoff after the block's last sample;
+ *   - a health failure throws away the waiting blocks, the partial block,
+ *     and this source's unserved blocks in the store (fail closed), so no
+ *     block built before a failure is served after it was detected;
  *   - so does the running check when it stops crediting, and while it is
  *     stopped no sample is absorbed (it keeps counting them, to resume);
+ *   - no block holds a sample read before a store_purge_all() (the machine
+ *     was cloned): the partial and waiting blocks restart when the store's
+ *     epoch moved, and a block finished across a purge is refused by the
+ *     store;
  *   - device errors back off exponentially (10 ms .. 1 s) on a condition
  *     variable that collector_free() signals, so a broken device never spins
  *     and never delays shutdown by more than one source read (~1 s).
@@ -20,8 +26,9 @@
  * flag, which the loop thread reads and sets.
  * Secrets: raw samples are born in the secret_alloc()'d sample buffer and
  * erased after each step; the hash state lives in the conditioner; a finished
- * block lives in a stack SECRET_BUFFER until the store has copied it (or
- * refused it: a block that finds the store full is erased, its credit lost).
+ * block waits in the secret_alloc()'d pending ring and is erased there once
+ * the store has copied it, refused it (full: its credit is lost), or a
+ * failure discarded it.
  * Flow: source -> health -> conditioner -> [collector puts into] store. */
 #include "collector.h"
 #include "conditioner.h"
@@ -39,6 +46,13 @@
 #define BACKOFF_MIN_MS 10U
 #define BACKOFF_MAX_MS 1000U
 
+/* A finished block whose windows have not all closed yet. */
+typedef struct PendingBlock {
+        uint8_t data[CONDITIONER_BLOCK_SIZE];
+        uint64_t mbits;
+        uint64_t last;                 /* health's number of its last sample */
+} PendingBlock;
+
 struct Collector {
         const SourceOps *ops;
         void *source;                  /* NULL when unavailable */
@@ -54,6 +68,9 @@ struct Collector {
         uint64_t epoch;                /* the store's, when the partial block began */
         bool stale;                    /* this chunk was read before a purge */
         uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
+        PendingBlock *pending;         /* ring of pending_max, secret_alloc() */
+        size_t pending_max, pending_head, pending_n;
+        uint64_t settled;              /* health_settled() when last looked */
         SourceState state_before_error;
 
         pthread_t thread;
@@ -109,44 +126,73 @@ static void collector_set_running(Collector *c, bool running) {
 /* ---- one step ------------------------------------------------------- */
 
 /* A store_purge_all() (the machine was cloned or restored) makes every
- * sample read before it stale: the partial block starts afresh. */
+ * sample read before it stale: the partial block and the waiting ones
+ * start afresh. */
 static void collector_restart_block(Collector *c) {
         conditioner_reset(c->conditioner);
+        sodium_memzero(c->pending, c->pending_max * sizeof(*c->pending));
+        c->pending_head = c->pending_n = 0;
         c->epoch = store_epoch(c->store);
 }
 
-/* Conditions samples that all passed the health tests; finished blocks go to
- * the store. Returns 0, or -ESHUTDOWN once the store stopped. */
-static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
-        SECRET_BUFFER(block, CONDITIONER_BLOCK_SIZE);
+/* Conditions samples that all passed the health tests; the first is sample
+ * number `number`. Finished blocks wait in the pending ring. Nothing of a
+ * chunk read before a purge is absorbed. */
+static void collector_absorb(Collector *c, const uint8_t *p, size_t n, uint64_t number) {
         uint32_t credit = c->stats.credit_mbits;
 
         while (n > 0 && !c->stale) {
+                PendingBlock *b;
                 uint64_t mbits = 0;
                 bool ready = false;
                 size_t used;
-                int r;
 
-                used = conditioner_absorb(c->conditioner, p, n, credit, block, &mbits, &ready);
+                /* The ring is sized for everything one window and one run
+                 * can hold (collector_new()); more is a broken invariant. */
+                if (c->pending_n == c->pending_max)
+                        abort();
+                b = &c->pending[(c->pending_head + c->pending_n) % c->pending_max];
+                used = conditioner_absorb(c->conditioner, p, n, credit, b->data, &mbits, &ready);
                 p += used;
                 n -= used;
+                number += used;
                 if (!ready)
                         continue;
+                b->mbits = mbits;
+                b->last = number - 1;
+                c->pending_n++;
+        }
+}
 
-                r = store_put(c->store, block, mbits, c->source_id, c->epoch);
-                sodium_memzero(block, sizeof(block));
-                if (r == -ENOSPC)
-                        /* Nobody wants it now; the thread goes back to
-                         * waiting for demand after this step. */
-                        continue;
+/* Moves the blocks whose windows all closed clean to the store, oldest
+ * first. Returns 0, or -ESHUTDOWN once the store stopped. */
+static int collector_release(Collector *c) {
+        uint64_t settled = health_settled(&c->health);
+
+        c->settled = settled;
+        while (c->pending_n > 0) {
+                PendingBlock *b = &c->pending[c->pending_head];
+                uint64_t mbits = b->mbits;
+                int r;
+
+                if (b->last > settled)
+                        break;
+                r = store_put(c->store, b->data, mbits, c->source_id, c->epoch);
+                sodium_memzero(b, sizeof(*b));
+                c->pending_head = (c->pending_head + 1) % c->pending_max;
+                c->pending_n--;
                 if (r == -ESTALE) {
                         /* The store was purged after these samples were
-                         * read: they and the rest of the chunk go (the
-                         * health tests still see them). */
+                         * read: they, the waiting blocks and the rest of
+                         * the chunk go (the health tests still see them). */
                         collector_restart_block(c);
                         c->stale = true;
                         return 0;
                 }
+                if (r == -ENOSPC)
+                        /* Nobody wants it now; the thread goes back to
+                         * waiting for demand after this step. */
+                        continue;
                 if (r < 0)
                         return r;
 
@@ -159,9 +205,12 @@ static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
         return 0;
 }
 
-/* Fail closed: nothing conditioned or stored before the failure survives. */
+/* Fail closed: nothing conditioned, waiting or stored before the failure
+ * survives. */
 static void collector_discard(Collector *c) {
         conditioner_reset(c->conditioner);
+        sodium_memzero(c->pending, c->pending_max * sizeof(*c->pending));
+        c->pending_head = c->pending_n = 0;
         store_purge(c->store, c->source_id);
 }
 
@@ -223,6 +272,7 @@ static bool collector_online_event(Collector *c, OnlineEvent e) {
 
 ssize_t collector_step(Collector *c, size_t max_samples) {
         size_t n, start = 0, i;
+        uint64_t base;
         ssize_t got;
         int r = 0;
 
@@ -246,6 +296,8 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 abort();
         collector_read_succeeded(c);
 
+        /* samples[i] is health's sample number base + i + 1. */
+        base = c->health.samples;
         for (i = 0; i < (size_t) got; i++) {
                 HealthVerdict v = health_feed(&c->health, c->samples[i]);
                 OnlineEvent e = online_feed(&c->online, c->samples[i]);
@@ -258,18 +310,25 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 if (v == HEALTH_OK && !online_stopped(&c->online)) {
                         if (c->stats.state != SOURCE_HEALTHY)
                                 collector_set_state(c, SOURCE_HEALTHY);
+                        /* Conditioning runs in stretches; a window or run
+                         * that closed ends one, so that what it vetted
+                         * leaves at once rather than a step later. */
+                        if (health_settled(&c->health) == c->settled)
+                                continue;
+                        collector_absorb(c, c->samples + start, i + 1 - start, base + start + 1);
+                        start = i + 1;
+                        r = collector_release(c);
+                        if (r < 0)
+                                break;
                         continue;
                 }
 
-                /* Blocks finished before this sample are put and, on a
-                 * failure, purged again right below: the same outcome as
-                 * sample-by-sample processing, at run-length cost. */
-                r = collector_absorb(c, c->samples + start, i - start);
+                /* Startup samples follow a failure or the start, and a
+                 * stopped running check followed its own discard: never a
+                 * stretch of creditable ones, so nothing to absorb. */
                 start = i + 1;
-                if (r < 0)
-                        break;
                 if (v == HEALTH_OK || v == HEALTH_STARTUP)
-                        continue; /* not credited while the running check is stopped */
+                        continue;
 
                 if (health_verdict_permanent(v)) {
                         collector_discard(c);
@@ -292,13 +351,16 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                         collector_set_state(c, SOURCE_FAILED_INTERMITTENT);
                 }
         }
-        if (r == 0 && i == (size_t) got)
-                r = collector_absorb(c, c->samples + start, i - start);
+        if (r == 0 && i == (size_t) got) {
+                collector_absorb(c, c->samples + start, i - start, base + start + 1);
+                r = collector_release(c);
+        }
 
         sodium_memzero(c->samples, (size_t) got);
 
         collector_lock(c);
         c->stats.samples += (uint64_t) got;
+        c->stats.pending_blocks = c->pending_n;
         c->stats.fail_rct = c->health.fail_rct;
         c->stats.fail_apt = c->health.fail_apt;
         c->stats.online = c->online.stats;
@@ -458,6 +520,17 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         if (r < 0)
                 goto fail;
         c->stats.online = c->online.stats;
+        /* Unsettled samples: at most a window, or a run short of the RCT
+         * cutoff; every block but the first among them takes at least
+         * ceil(320000 / credit) samples. One more for the block being
+         * finished while the ring is looked at. */
+        c->pending_max = (size_t) MAX(c->health.intermittent.apt_window, c->health.intermittent.rct) *
+                                 credit_mbits / CONDITIONER_BLOCK_MBITS + 2;
+        c->pending = secret_alloc(c->pending_max * sizeof(*c->pending));
+        if (!c->pending) {
+                r = -ENOMEM;
+                goto fail;
+        }
         c->stats.credit_mbits = credit_mbits;
         c->stats.state = SOURCE_STARTUP;
 
@@ -513,6 +586,7 @@ Collector *collector_free(Collector *c) {
                 c->ops->close(c->source);
         conditioner_free(c->conditioner);
         secret_free(c->samples);
+        secret_free(c->pending);
         sodium_memzero(&c->health, sizeof(c->health));
         sodium_memzero(&c->online, sizeof(c->online));
         pthread_cond_destroy(&c->stop_changed);

@@ -2,15 +2,17 @@
  * health tests, condition, and put full-entropy blocks into the store.
  *
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
- * store burns no CPU. On an intermittent health failure it discards its
- * partial block, purges its unserved blocks from the store and re-runs the
- * startup test; on a permanent one it stops for good. After a
- * store_purge_all() (a cloned machine) its partial block starts afresh: no
- * sample read before the purge reaches a block. The running check
- * (online.h) watches every sample too: when it stops crediting, the same
- * discard and purge happen, and nothing is credited until it resumes.
- * The source's self-test at open (selftest.h) is kept in the stats; a
- * failed one leaves the collector unavailable (last_error -EDOM). Device errors back off
+ * store burns no CPU. A finished block reaches the store only once every
+ * health-test window and run over its samples has closed clean. On an
+ * intermittent health failure it discards its partial and waiting blocks,
+ * purges its unserved blocks from the store and re-runs the startup test; on
+ * a permanent one it stops for good. After a store_purge_all() (a cloned
+ * machine) its partial and waiting blocks start afresh: no sample read
+ * before the purge reaches a block. The running check (online.h) watches
+ * every sample too: when it stops crediting, the same discard and purge
+ * happen, and nothing is credited until it resumes. The source's self-test
+ * at open (selftest.h) is kept in the stats; a failed one leaves the
+ * collector unavailable (last_error -EDOM). Device errors back off
  * exponentially (10 ms .. 1 s); they never spin. Nothing here logs: the wake
  * callback tells the loop thread that blocks or events are ready, and the loop
  * reads collector_get_stats() to log changes.
@@ -42,7 +44,8 @@ typedef struct CollectorStats {
         uint32_t credit_mbits;        /* per sample, as configured and capped */
         uint64_t samples;             /* raw samples read */
         uint64_t credited_mbits;      /* credit that went into finished blocks */
-        uint64_t blocks;
+        uint64_t blocks;              /* put into the store */
+        uint64_t pending_blocks;      /* finished, waiting for their windows to close */
         uint64_t fail_rct;            /* intermittent failures by test */
         uint64_t fail_apt;
         uint64_t permanent_rct;       /* 0 or 1 */

@@ -46,12 +46,15 @@ done
 # 10,000 parked reader threads: the default limit scales with RAM.
 echo 30000 > /proc/sys/kernel/threads-max
 
+# truerandomd switches to its own user once set up.
 cat > /etc/passwd <<'EOF'
 root:x:0:0:root:/root:/bin/sh
+truerandomd:x:989:989::/nonexistent:/bin/false
 EOF
 cat > /etc/group <<'EOF'
 root:x:0:
 truerandom:x:990:
+truerandomd:x:989:
 EOF
 printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf
 

@@ -12,22 +12,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crng/crng.h"
 #include "cuse/rndioctl.h"
+#include "fakeproc.h"
 #include "fuzz.h"
 #include "pool/store.h"
 
-#define PRIV_PID 100
-#define UNPRIV_PID 200
-#define GONE_PID 999999
 #define STORE_BLOCKS 16
 #define BLOCKS_MAX 4096
 /* What the kernel uses when the daemon offers less (fs/fuse/cuse.c). */
@@ -97,7 +99,11 @@ struct CuseFix {
         uint8_t user[CUSEFIX_USER_SIZE];
 };
 
-static char proc_root[PATH_MAX];
+/* The fake /proc, and the live processes it shows (privilege_check()
+ * refuses a pid that is not alive): this process, with CAP_SYS_ADMIN; an
+ * idle child without; and a reaped child's pid, shown as root. */
+static FakeProc *proc;
+static pid_t priv_pid, unpriv_pid, gone_pid;
 
 static const char *const dev_names[_CUSEDEV_KIND_MAX] = {
         [CUSEDEV_TRNG] = "fuzz-truerandom",
@@ -109,56 +115,47 @@ static const char *const dev_names[_CUSEDEV_KIND_MAX] = {
 /* ------------------------------------------------------------------ */
 /* callers                                                             */
 
-static void write_status(const char *capeff, int pid) {
-        char path[PATH_MAX + 32];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
-        FUZZ_CHECK(mkdir(path, 0755) == 0);
-        strcat(path, "/status");
-        f = fopen(path, "we");
-        FUZZ_CHECK(f);
-        fprintf(f, "Name:\tfuzz\nCapEff:\t%s\n", capeff);
-        FUZZ_CHECK(fclose(f) == 0);
-}
-
 static void remove_proc(void) {
-        char path[PATH_MAX + 32];
-
-        for (int i = 0; i < 2; i++) {
-                int pid = i == 0 ? PRIV_PID : UNPRIV_PID;
-
-                snprintf(path, sizeof(path), "%s/%d/status", proc_root, pid);
-                unlink(path);
-                snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
-                rmdir(path);
-        }
-        rmdir(proc_root);
+        fakeproc_caller_kill(unpriv_pid);
+        proc = fakeproc_free(proc);
 }
 
 void cusefix_setup(void) {
         const char *tmp = getenv("TMPDIR");
 
-        if (proc_root[0])
+        if (proc)
                 return;
+        priv_pid = getpid();
+        unpriv_pid = fork();
+        FUZZ_CHECK(unpriv_pid >= 0);
+        if (unpriv_pid == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                for (;;)
+                        pause();
+        }
+        gone_pid = fork();
+        FUZZ_CHECK(gone_pid >= 0);
+        if (gone_pid == 0)
+                _exit(0);
+        FUZZ_CHECK(waitpid(gone_pid, NULL, 0) == gone_pid);
+
         /* A crash skips atexit(): under run-fuzzer.sh TMPDIR is its work
          * dir, removed with everything else. */
-        FUZZ_CHECK((size_t) snprintf(proc_root, sizeof(proc_root), "%s/truerandom-fuzz-proc-XXXXXX",
-                                     tmp && *tmp ? tmp : "/tmp") < sizeof(proc_root));
-        FUZZ_CHECK(mkdtemp(proc_root));
-        write_status("0000000000200000", PRIV_PID);
-        write_status("0000000000000000", UNPRIV_PID);
+        FUZZ_CHECK(fakeproc_new(tmp && *tmp ? tmp : "/tmp", &proc) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, priv_pid, 1000, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, unpriv_pid, 1000, 0, FAKEPROC_NS_SAME) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, gone_pid, 0, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME) == 0);
         atexit(remove_proc);
 }
 
 static FkCaller caller_of(CuseFixCaller c, bool compat) {
         switch (c) {
         case CUSEFIX_PRIV:
-                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = PRIV_PID, .compat = compat };
+                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = (uint32_t) priv_pid, .compat = compat };
         case CUSEFIX_UNPRIV:
-                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = UNPRIV_PID, .compat = compat };
+                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = (uint32_t) unpriv_pid, .compat = compat };
         case CUSEFIX_ROOT_GONE:
-                return (FkCaller) { .uid = 0, .gid = 0, .pid = GONE_PID, .compat = compat };
+                return (FkCaller) { .uid = 0, .gid = 0, .pid = (uint32_t) gone_pid, .compat = compat };
         case CUSEFIX_OTHER_NS:
         default:
                 return (FkCaller) { .uid = 1001, .gid = 1001, .pid = 0, .compat = compat };
@@ -166,7 +163,7 @@ static FkCaller caller_of(CuseFixCaller c, bool compat) {
 }
 
 static bool privileged(CuseFixCaller c) {
-        return c == CUSEFIX_PRIV || c == CUSEFIX_ROOT_GONE;
+        return c == CUSEFIX_PRIV;
 }
 
 /* ------------------------------------------------------------------ */
@@ -590,11 +587,11 @@ static CuseHubLimits cusefix_limits(unsigned max_parked) {
 static CuseFix *fixture_new(void) {
         static unsigned generation;
         static const uint8_t initial[CRNG_KEY_SIZE] = { 'f', 'u', 'z', 'z' };
-        CuseHubParams params = { .limits = cusefix_limits(CUSEFIX_MAX_PARKED), .proc_root = proc_root };
+        CuseHubParams params = { .limits = cusefix_limits(CUSEFIX_MAX_PARKED), .proc_root = fakeproc_root(proc) };
         CuseFix *fx = calloc(1, sizeof(*fx));
         CuseHubCallbacks cb = { .event = on_event, .demand = on_demand };
 
-        FUZZ_CHECK(fx && proc_root[0]);
+        FUZZ_CHECK(fx && proc);
         cb.userdata = fx;
         FUZZ_CHECK(store_new(STORE_BLOCKS, STORE_BLOCKS / 4, &fx->store) == 0);
         FUZZ_CHECK(crng_new(initial, CRNG_BUFFER_MIN, &fx->crng) == 0);

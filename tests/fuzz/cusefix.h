@@ -49,7 +49,7 @@ typedef struct CuseFix CuseFix;
 typedef enum CuseFixCaller {
         CUSEFIX_PRIV,      /* pid with CAP_SYS_ADMIN in the fake /proc */
         CUSEFIX_UNPRIV,    /* pid without it */
-        CUSEFIX_ROOT_GONE, /* uid 0, its pid gone: uid 0 decides */
+        CUSEFIX_ROOT_GONE, /* uid 0, its pid gone: unprivileged (fail closed) */
         CUSEFIX_OTHER_NS,  /* uid 1001 from another pid namespace (pid 0) */
         _CUSEFIX_CALLER_MAX,
 } CuseFixCaller;

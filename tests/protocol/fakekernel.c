@@ -1215,14 +1215,18 @@ int fk_init_result(FakeKernel *fk, FkInit *ret) {
         return r;
 }
 
-int fk_init(FakeKernel *fk, FkInit *ret) {
+int fk_init_await(FakeKernel *fk, int64_t unique, FkInit *ret) {
         FkMsg m;
         int r;
 
-        r = await(fk, fk_send_init(fk), &m);
+        r = await(fk, unique, &m);
         if (r < 0)
                 return r;
         return fk_init_result(fk, ret);
+}
+
+int fk_init(FakeKernel *fk, FkInit *ret) {
+        return fk_init_await(fk, fk_send_init(fk), ret);
 }
 
 /* The device exists only between an accepted INIT and the end of the

@@ -210,6 +210,10 @@ unsigned fk_violations(FakeKernel *fk, const char **ret_last);
  * without DEVNAME), -EEXIST (DEVNAME taken by a live fake), -EIO (malformed
  * reply): the connection is then aborted, as the kernel does. */
 int fk_init(FakeKernel *fk, FkInit *ret);
+/* The second half of fk_init(), for an INIT sent with fk_send_init() when the
+ * session opened, as the kernel does: the daemon may answer it before it
+ * gives anything else a turn. */
+int fk_init_await(FakeKernel *fk, int64_t unique, FkInit *ret);
 /* The kernel's verdict on the CUSE_INIT reply received so far, as fk_init()
  * returns it; -EAGAIN while none came. For a daemon driven on the test's own
  * thread, where fk_init() cannot wait. */

@@ -4,11 +4,14 @@
  * Each test starts a Daemon on its own thread with a configuration made for
  * it: a deterministic `file` source (fast, paced, or held back with
  * start_delay_ms), device nodes as plain files in a temp dir (so init_done's
- * chmod is visible), and a fake /proc whose status files decide privilege.
+ * chmod is visible), and a fake /proc (fakeproc.h) over live processes whose
+ * status files decide privilege; or the real /proc, for callers that are
+ * real processes (root, and root of a user namespace of its own).
  * SIGTERM and SIGHUP go to the process, blocked in every thread, so the
  * daemon's signalfd takes them exactly as in production. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,9 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,14 +41,16 @@
 #include "daemon/ctlstatus.h"
 #include "daemon/daemon.h"
 #include "fakekernel.h"
+#include "fakeproc.h"
 
-#define PRIV_PID 100
-#define UNPRIV_PID 200
 #define SAMPLES (1U << 16)
 
-static const FkCaller priv = { .uid = 1000, .gid = 1000, .pid = PRIV_PID };
-static const FkCaller unpriv = { .uid = 1000, .gid = 1000, .pid = UNPRIV_PID };
-static const FkCaller root_gone = { .uid = 0, .gid = 0, .pid = 999999 };
+/* Shown in the fake /proc; their pids are set in main(): this process and
+ * an idle child (privilege_check() refuses pids that are not alive). */
+static FkCaller priv = { .uid = 1000, .gid = 1000 };
+static FkCaller unpriv = { .uid = 1000, .gid = 1000 };
+/* A root process that is gone: its files would say privileged. */
+static FkCaller root_gone = { .uid = 0, .gid = 0 };
 
 /* struct rand_pool_info with room for its buffer (the kernel's has a
  * flexible array). */
@@ -56,7 +63,8 @@ typedef struct AddEntropy {
 typedef struct Harness {
         char dir[64];
         char devdir[96];
-        char procdir[96];
+        FakeProc *proc;
+        bool real_proc;         /* privilege from the real /proc */
         char samples[96];
         char conf[96];
         FakeKernel *fk[_CUSEDEV_KIND_MAX];
@@ -159,7 +167,7 @@ static void *daemon_thread(void *userdata) {
                 .open_device = open_device,
                 .userdata = h,
                 .dev_dir = h->devdir,
-                .proc_root = h->procdir,
+                .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
                 .sysfs_root = h->sysfs,
                 .ready_fd = -1,
         };
@@ -192,16 +200,10 @@ static void make_samples(Harness *h) {
 }
 
 static void make_proc(Harness *h) {
-        char path[160];
-
-        snprintf(path, sizeof(path), "%s/%d", h->procdir, PRIV_PID);
-        assert_int_equal(mkdir(path, 0755), 0);
-        strcat(path, "/status");
-        write_file(path, "Name:\ttool\nCapEff:\t0000000000200000\n", 35);
-        snprintf(path, sizeof(path), "%s/%d", h->procdir, UNPRIV_PID);
-        assert_int_equal(mkdir(path, 0755), 0);
-        strcat(path, "/status");
-        write_file(path, "Name:\ttool\nCapEff:\t0000000000000000\n", 35);
+        assert_int_equal(fakeproc_new(h->dir, &h->proc), 0);
+        assert_int_equal(fakeproc_add(h->proc, (pid_t) priv.pid, priv.uid, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME), 0);
+        assert_int_equal(fakeproc_add(h->proc, (pid_t) unpriv.pid, unpriv.uid, 0, FAKEPROC_NS_SAME), 0);
+        assert_int_equal(fakeproc_add(h->proc, (pid_t) root_gone.pid, 0, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME), 0);
 }
 
 /* The running test's harness, freed by the teardown even when an assertion
@@ -219,11 +221,9 @@ static Harness *harness_new(void) {
         snprintf(h->dir, sizeof(h->dir), "/tmp/truerandom-protocol-XXXXXX");
         assert_non_null(mkdtemp(h->dir));
         snprintf(h->devdir, sizeof(h->devdir), "%s/dev", h->dir);
-        snprintf(h->procdir, sizeof(h->procdir), "%s/proc", h->dir);
         snprintf(h->samples, sizeof(h->samples), "%s/samples", h->dir);
         snprintf(h->conf, sizeof(h->conf), "%s/truerandomd.conf", h->dir);
         assert_int_equal(mkdir(h->devdir, 0755), 0);
-        assert_int_equal(mkdir(h->procdir, 0755), 0);
         make_proc(h);
         make_samples(h);
 
@@ -264,6 +264,7 @@ static void touch_node(Harness *h, const char *name) {
 }
 
 static int harness_start(Harness *h) {
+        int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
         FkInit init;
         const char *names[_CUSEDEV_KIND_MAX] = {
                 [CUSEDEV_TRNG] = h->config.trng_name,
@@ -277,6 +278,9 @@ static int harness_start(Harness *h) {
                         continue;
                 touch_node(h, names[k]);
                 assert_int_equal(fk_new(&h->fk[k], &h->daemon_fd[k]), 0);
+                /* As the kernel, at open of /dev/cuse: set-up answers it. */
+                init_unique[k] = fk_send_init(h->fk[k]);
+                assert_true(init_unique[k] > 0);
         }
         assert_int_equal(pthread_create(&h->thread, NULL, daemon_thread, h), 0);
         pthread_mutex_lock(&h->lock);
@@ -291,7 +295,7 @@ static int harness_start(Harness *h) {
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
                 if (!h->fk[k])
                         continue;
-                assert_int_equal(fk_init(h->fk[k], &init), 0);
+                assert_int_equal(fk_init_await(h->fk[k], init_unique[k], &init), 0);
                 assert_string_equal(init.devname, names[k]);
                 assert_true(init.flags & CUSE_UNRESTRICTED_IOCTL);
         }
@@ -332,6 +336,7 @@ static void harness_free(Harness *h) {
                         close(h->daemon_fd[k]);
         }
         config_done(&h->config);
+        fakeproc_free(h->proc);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
         assert_int_equal(system(cmd), 0);
         pthread_cond_destroy(&h->cond);
@@ -697,8 +702,8 @@ static void test_ioctls(void **state) {
         c.caller = priv;
         c.caller.compat = true;
 
-        /* Anyone reads the count; the rest need CAP_SYS_ADMIN (or uid 0
-         * where /proc has nothing on the caller). */
+        /* Anyone reads the count; the rest need CAP_SYS_ADMIN, from a
+         * caller that is still there. */
         assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, &unpriv), 0);
         assert_int_equal(fk_ioctl(fk, &u, RNDADDTOENTCNT, &v, sizeof(v)), -EPERM);
         assert_int_equal(fk_ioctl(fk, &u, RNDADDENTROPY, &add, sizeof(add)), -EPERM);
@@ -708,9 +713,9 @@ static void test_ioctls(void **state) {
         assert_int_equal(fk_ioctl(fk, &p, RNDRESEEDCRNG, NULL, 0), -ENODATA);
         assert_int_equal(fk_ioctl(fk, &p, RNDADDTOENTCNT, &v, sizeof(v)), 0);
         assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 16);
-        assert_int_equal(fk_ioctl(fk, &r, RNDADDENTROPY, &add, sizeof(add)), 0);
+        assert_int_equal(fk_ioctl(fk, &r, RNDADDENTROPY, &add, sizeof(add)), -EPERM);
         assert_int_equal(fk_ioctl(fk, &c, RNDADDENTROPY, &add, sizeof(add)), 0);
-        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 32);
+        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 24);
         assert_int_equal(fk_ioctl(fk, &p, RNDZAPENTCNT, NULL, 0), 0);
         assert_int_equal(fk_ioctl(fk, &p, RNDCLEARPOOL, NULL, 0), 0);
 
@@ -749,6 +754,51 @@ static void test_ioctls(void **state) {
         v = entcnt(h, CUSEDEV_TRNG, &h->trng, &unpriv);
         assert_true(v > 0 && v % 256 == 0);
         harness_free(h);
+}
+
+/* With the real /proc: root of a user namespace of its own (every
+ * capability in its CapEff, as after `unshare -Ur`) gets EPERM from every
+ * privileged ioctl; real root, this process, still gets through. */
+static void test_userns_caller_refused(void **state) {
+        static const unsigned long privileged[] = { RNDADDTOENTCNT, RNDADDENTROPY, RNDZAPENTCNT, RNDCLEARPOOL,
+                                                    RNDRESEEDCRNG };
+        AddEntropy add = { .entropy_count = 8, .buf_size = 16 };
+        pid_t child = fakeproc_userns_caller(true);
+        Harness *h;
+        FkFile ns, root;
+        int v = 16;
+
+        if (child == -EOPNOTSUPP || geteuid() != 0) {
+                print_message("needs root and user namespaces\n");
+                if (child > 0)
+                        fakeproc_caller_kill(child);
+                skip();
+        }
+        assert_true(child > 0);
+        h = harness_new();
+        h->real_proc = true;
+        h->config.start_delay_ms = 600000;
+        assert_int_equal(harness_start(h), 0);
+        ns = root = h->random;
+        ns.caller = (FkCaller) { .uid = 65534, .gid = 65534, .pid = (uint32_t) child };
+        root.caller = (FkCaller) { .uid = 0, .gid = 0, .pid = (uint32_t) getpid() };
+
+        for (size_t i = 0; i < sizeof(privileged) / sizeof(privileged[0]); i++) {
+                void *arg = privileged[i] == RNDADDENTROPY ? (void *) &add : privileged[i] == RNDADDTOENTCNT ? &v : NULL;
+                size_t size = arg == &add ? sizeof(add) : arg ? sizeof(v) : 0;
+
+                assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &ns, (unsigned) privileged[i], arg, size), -EPERM);
+        }
+        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &root, RNDADDTOENTCNT, &v, sizeof(v)), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &root, RNDADDENTROPY, &add, sizeof(add)), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &root, RNDZAPENTCNT, NULL, 0), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &root, RNDCLEARPOOL, NULL, 0), 0);
+        /* Not seeded: the reseed is refused for that reason, not EPERM. */
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &root, RNDRESEEDCRNG, NULL, 0), -ENODATA);
+        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 24);
+        harness_free(h);
+        fakeproc_caller_kill(child);
 }
 
 static void test_malformed_ioctl_frames(void **state) {
@@ -1864,6 +1914,28 @@ static void test_truerandom_read_capped(void **state) {
         harness_free(h);
 }
 
+/* The callers of the fake /proc: this process, an idle child (killed with
+ * this process), and a child that has exited and been reaped. */
+static bool start_callers(void) {
+        pid_t idle, gone;
+
+        priv.pid = (uint32_t) getpid();
+        idle = fork();
+        if (idle == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                for (;;)
+                        pause();
+        }
+        gone = fork();
+        if (gone == 0)
+                _exit(0);
+        if (idle < 0 || gone < 0 || waitpid(gone, NULL, 0) != gone)
+                return false;
+        unpriv.pid = (uint32_t) idle;
+        root_gone.pid = (uint32_t) gone;
+        return true;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_init_nodes_and_reads, teardown),
@@ -1874,6 +1946,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_small_reader_not_stuck_behind_huge, teardown),
                 cmocka_unit_test_teardown(test_dropin_before_and_after_seeding, teardown),
                 cmocka_unit_test_teardown(test_ioctls, teardown),
+                cmocka_unit_test_teardown(test_userns_caller_refused, teardown),
                 cmocka_unit_test_teardown(test_malformed_ioctl_frames, teardown),
                 cmocka_unit_test_teardown(test_bounded_parking, teardown),
                 cmocka_unit_test_teardown(test_stop_answers_parked_readers, teardown),
@@ -1895,6 +1968,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_open_files_per_uid, teardown),
         };
         sigset_t ss;
+        int r;
 
         /* Blocked in every thread: only the daemon's signalfd takes them. */
         sigemptyset(&ss);
@@ -1904,5 +1978,9 @@ int main(void) {
         pthread_sigmask(SIG_BLOCK, &ss, NULL);
         if (sodium_init() < 0)
                 return 1;
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        if (!start_callers())
+                return 1;
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        fakeproc_caller_kill((pid_t) unpriv.pid);
+        return r;
 }

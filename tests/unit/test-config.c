@@ -50,6 +50,7 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_string_equal(a->socket_path, b->socket_path);
         assert_int_equal(a->assess_samples, b->assess_samples);
         assert_string_equal(a->state_directory, b->state_directory);
+        assert_string_equal(a->user, b->user);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
                 assert_int_equal(x->enable, y->enable);
@@ -104,6 +105,7 @@ static void test_defaults(void **state) {
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
         assert_int_equal(c.assess_samples, 1000000);
         assert_string_equal(c.state_directory, "/var/lib/truerandomd");
+        assert_string_equal(c.user, "truerandomd");
 
         /* Jitter is credited what it measures here, at most 1 bit. */
         assert_true(c.source[CONFIG_SOURCE_JITTER].enable);
@@ -193,6 +195,8 @@ static const char full[] =
         "min_reseed_interval = 0.2509\n"
         "[control]\n"
         "socket = /run/x/ctl\n"
+        "[daemon]\n"
+        "user = rngd\n"
         "[assessment]\n"
         "samples = 10000000\n"
         "state_directory = /srv/trd\n"
@@ -248,6 +252,8 @@ static void test_full_file_overrides_everything(void **state) {
         assert_string_equal(c.socket_path, "/run/x/ctl");
         assert_int_equal(c.assess_samples, 10000000);
         assert_string_equal(c.state_directory, "/srv/trd");
+        assert_string_equal(c.user, "rngd");
+        assert_int_equal(c.user_line, 26);
 
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 600);
@@ -380,6 +386,9 @@ static const BadCase bad_cases[] = {
         { "[device]\nnull_name = a/b\n", 2, "null_name must be empty, none, or 1 to 64 characters" },
         { "[device]\ngroup = -wheel\n", 2, "group must be a group name or a number" },
         { "[device]\ngroup = 4294967295\n", 2, "group must be a group name or a number" },
+        { "[daemon]\nuser = -root\n", 2, "user must be a user name or a number" },
+        { "[daemon]\nuser = a b\n", 2, "user must be a user name or a number" },
+        { "[daemon]\nuser =\n", 2, "user must be a user name or a number" },
         { "[source.hwrng]\npath = dev/hwrng\n", 2, "path must be an absolute path" },
         { "[source.file]\npath = relative\n", 2, "path must be an absolute path or none" },
         { "[control]\nsocket = /run/"

@@ -11,6 +11,7 @@
 # Users: alice (1000) and bob (1002) are members of truerandom (990), by a
 # supplementary group; carol (1003) by her primary group; mallory (1001) is
 # not. trclient takes numeric UID:GID:GROUPS (static, no NSS).
+# truerandomd (989) is the daemon's own user, which it becomes once set up.
 #
 # Guest configuration, per check (the files are written below):
 # - jitter credit = auto, the daemon's default: check 0 (which runs first,
@@ -57,6 +58,14 @@
 # - "quota" (check 21): max_parked 90, so 10 waiting reads per uid (the
 #   default max_parked / 9), 64 open files per uid, and sources that start
 #   only after 10 s, so that reads are seen waiting first.
+# - "rootonly" (check 23): the file source alone, on a copy of urandom.bin
+#   only root may read: opened at start, as root; a raw capture or a reload
+#   that would open such a file again after set-up cannot. Jitter is enabled
+#   but not credited, so that it can be exported (a raw export's thread to
+#   check) and cannot fill the store and stop the file source's demand
+#   before that passed its startup test.
+# - "alice" (check 23): the defaults with the control socket in /tmp, for a
+#   start by hand as a user who may not open /dev/cuse.
 
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -70,6 +79,7 @@ for ko in $(cat /etc/modules.order); do
 done
 
 ALICE=1000:1000:990
+NOBODY=65534:65534:65534
 MALLORY=1001:1001:1001
 BOB=1002:1002:990
 CAROL=1003:990
@@ -80,6 +90,7 @@ CONF=/etc/truerandomd
 
 cat > /etc/passwd <<'EOF'
 root:x:0:0:root:/root:/bin/sh
+truerandomd:x:989:989::/nonexistent:/bin/false
 alice:x:1000:1000::/tmp:/bin/sh
 mallory:x:1001:1001::/tmp:/bin/sh
 bob:x:1002:1002::/tmp:/bin/sh
@@ -88,6 +99,7 @@ EOF
 cat > /etc/group <<'EOF'
 root:x:0:
 truerandom:x:990:alice,bob
+truerandomd:x:989:
 alice:x:1000:
 mallory:x:1001:
 bob:x:1002:
@@ -232,6 +244,30 @@ max_open_per_uid = 64
 start_delay_ms = 10000
 [source.jitter]
 credit = 0.5
+EOF
+
+cat > $CONF/rootonly.conf <<'EOF'
+[device]
+trng_mode = 0440
+[source.jitter]
+credit = 0
+[source.rdseed]
+enable = no
+[source.hwrng]
+enable = no
+[source.file]
+enable = yes
+path = /etc/truerandomd/rootonly.bin
+credit = 0.1
+rate = 1000
+loop = yes
+EOF
+cp $CONF/urandom.bin $CONF/rootonly.bin
+cp $CONF/urandom.bin $CONF/rootonly2.bin
+chmod 600 $CONF/rootonly.bin $CONF/rootonly2.bin
+cat > $CONF/alice.conf <<'EOF'
+[control]
+socket = /tmp/alice-control
 EOF
 
 ONLY=
@@ -1156,6 +1192,84 @@ check_quota() {
         return $ok
 }
 
+# ---- 22. privileged = CAP_SYS_ADMIN in the initial user namespace ---------
+# Root of a user namespace of its own (unshare -Ur, done by trclient -n) has
+# every capability in CapEff: each privileged ioctl must still be EPERM, for
+# uid 65534 and for root's own such namespace; real root still gets through.
+check_userns() {
+        ok=0
+        start_daemon guest.conf /tmp/userns.log || { note "no $TRNG"; return 1; }
+        wait_path $RND 20 || { note "no $RND"; return 1; }
+        wait_value crng.seeded true 600 || { note "CRNG not seeded after $WAITED s"; return 1; }
+        for ioc in RNDADDTOENTCNT RNDADDENTROPY RNDZAPENTCNT RNDCLEARPOOL RNDRESEEDCRNG; do
+                expect "ERR ioctl*EPERM from $ioc*own user namespace*" trclient -u $NOBODY -n ioctl $RND $ioc || ok=1
+                expect "ERR ioctl*EPERM from $ioc*own user namespace*" trclient -n ioctl $RND $ioc || ok=1
+                expect "OK ioctl*$ioc (uid=0)" trclient ioctl $RND $ioc || ok=1
+        done
+        return $ok
+}
+
+# ---- 23. not root after set-up -------------------------------------------------
+# Every thread (undropped-threads says which is not dropped), then what
+# would need root again.
+check_nonroot() {
+        ok=0
+        start_daemon rootonly.conf /tmp/nonroot.log || { note "no $TRNG"; return 1; }
+        wait_value sources.name=file.state healthy 300 || { note "file source not healthy after $WAITED s"; ok=1; }
+        note "log: $(grep -m1 'set up: running as' /tmp/nonroot.log)"
+        grep -q 'set up: running as user truerandomd (uid 989, gid 989), no capability, no_new_privs' \
+                /tmp/nonroot.log || ok=1
+        # Every thread, a raw export's among them while one runs.
+        truerandomctl raw jitter --samples 100000000 -o /tmp/nonroot-raw.bin >/dev/null 2>&1 &
+        rpid=$!
+        sleep 2
+        set -- /proc/"$DPID"/task/*
+        threads=$#
+        bad=$(undropped-threads "$DPID")
+        note "$threads threads (the loop, the file collector, a raw export): ${bad:-each with uids and gids 989, CapInh CapPrm CapEff CapBnd CapAmb 0, NoNewPrivs 1}"
+        [ -z "$bad" ] && [ "$threads" -ge 3 ] || ok=1
+        grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs):' /proc/"$DPID"/status | tr '\t' ' ' | sed 's/^/INFO nonroot: /'
+        kill $rpid 2>/dev/null
+        wait $rpid 2>/dev/null
+        rm -f /tmp/nonroot-raw.bin
+        # What would need root again: a clear refusal, nothing half done.
+        out=$(truerandomctl raw file --samples 1000 -o /tmp/nonroot-file.bin 2>&1)
+        rc=$?
+        note "raw file (0600 root): exit $rc: $out"
+        [ $rc != 0 ] || ok=1
+        case "$out" in *"Permission denied"*"without root since set-up"*) ;; *) ok=1 ;; esac
+        [ ! -e /tmp/nonroot-file.bin ] || ok=1
+        sed -i 's/^trng_mode = 0440$/trng_mode = 0444/' $CONF/rootonly.conf
+        kill -HUP "$DPID"
+        if wait_line /tmp/nonroot.log 'reload: \[device\] trng_mode changes the device nodes' 50; then
+                note "reload to trng_mode 0444: $(grep -m1 'reload: \[device\] trng_mode' /tmp/nonroot.log)"
+        else
+                note "reload to trng_mode 0444: no refusal in the log"
+                ok=1
+        fi
+        m=$(stat -c '%a %u:%g' $TRNG)
+        note "$TRNG still $m; reload $(stv reload.result)"
+        [ "$m" = "440 0:990" ] && [ "$(stv reload.result)" = refused ] || ok=1
+        sed -i -e 's/^trng_mode = 0444$/trng_mode = 0440/' -e 's/rootonly.bin$/rootonly2.bin/' $CONF/rootonly.conf
+        kill -HUP "$DPID"
+        if wait_line /tmp/nonroot.log 'reload: source file: .*rootonly2.bin is not readable by uid 989' 50; then
+                note "reload to another root-only file: $(grep -m1 'rootonly2.bin is not readable' /tmp/nonroot.log)"
+        else
+                note "reload to another root-only file: no refusal in the log"
+                ok=1
+        fi
+        [ "$(stv sources.name=file.state)" = healthy ] || { note "the file source did not keep running"; ok=1; }
+        sed -i 's/rootonly2.bin$/rootonly.bin/' $CONF/rootonly.conf
+        alive "$DPID" || { note "daemon gone"; ok=1; }
+        # By hand as a user who may not open /dev/cuse: said what to do.
+        out=$(trclient -u $ALICE exec truerandomd --foreground --config $CONF/alice.conf 2>&1)
+        rc=$?
+        note "started as uid 1000: exit $rc: $out"
+        [ $rc = 1 ] || ok=1
+        case "$out" in *"cannot open /dev/cuse: Permission denied"*"start it as root"*) ;; *) ok=1 ;; esac
+        return $ok
+}
+
 echo "=== guest up at $(up) s: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU,\
  $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c -E '^(rdrand|rdseed)$') of rdrand/rdseed,\
  hwrng $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)\
@@ -1183,6 +1297,8 @@ run_check 18-storm check_storm
 run_check 19-longread check_longread
 run_check 20-groupgate check_groupgate
 run_check 21-quota check_quota
+run_check 22-userns check_userns
+run_check 23-nonroot check_nonroot
 echo "SUMMARY: $PASSED passed, $FAILED failed, guest uptime $(up) s"
 sync
 poweroff -f

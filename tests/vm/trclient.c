@@ -17,15 +17,19 @@
  * go, so the script can look at the daemon's status in between. `json` and
  * `jq` check and query truerandomctl's status JSON without the project's own
  * parser, `rows` looks at raw captures, `cpu` measures a process's CPU time,
- * and `exec` runs a program as the -u user. */
+ * and `exec` runs a program as the -u user. -n makes the caller root of a
+ * user namespace of its own, as `unshare -Ur` does (every capability inside
+ * it, none outside), for the privilege checks. */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/random.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,10 +38,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +69,9 @@ typedef struct ReadResult {
         int error;
         int64_t at_us;
 } ReadResult;
+
+/* -n: root of a user namespace of its own; said on ioctl's lines. */
+static const char *userns_note = "";
 
 static volatile sig_atomic_t deadline_hit;
 static volatile sig_atomic_t go_hit;
@@ -669,18 +678,23 @@ static int cmd_ioctl(const char *dev, const char *name, int arg) {
                 r = ioctl(fd, RNDADDENTROPY, &add);
         } else if (strcmp(name, "RNDRESEEDCRNG") == 0)
                 r = ioctl(fd, RNDRESEEDCRNG);
+        else if (strcmp(name, "RNDZAPENTCNT") == 0)
+                r = ioctl(fd, RNDZAPENTCNT);
+        else if (strcmp(name, "RNDCLEARPOOL") == 0)
+                r = ioctl(fd, RNDCLEARPOOL);
         else {
                 printf("FAIL ioctl %s: unknown ioctl %s\n", dev, name);
                 return EXIT_FAIL;
         }
         if (r < 0) {
-                printf("ERR ioctl %s: %s from %s (uid=%d)\n", dev, errname(errno), name, (int) getuid());
+                printf("ERR ioctl %s: %s from %s (uid=%d%s)\n", dev, errname(errno), name, (int) getuid(),
+                       userns_note);
                 return EXIT_ERR;
         }
         if (strcmp(name, "RNDGETENTCNT") == 0)
-                printf("OK ioctl %s: %s = %d (uid=%d)\n", dev, name, value, (int) getuid());
+                printf("OK ioctl %s: %s = %d (uid=%d%s)\n", dev, name, value, (int) getuid(), userns_note);
         else
-                printf("OK ioctl %s: %s (uid=%d)\n", dev, name, (int) getuid());
+                printf("OK ioctl %s: %s (uid=%d%s)\n", dev, name, (int) getuid(), userns_note);
         return EXIT_OK;
 }
 
@@ -1691,9 +1705,52 @@ static int drop_privileges(const char *spec) {
         return 0;
 }
 
+static int write_proc(const char *path, const char *text) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = write(fd, text, strlen(text));
+        close(fd);
+        return n == (ssize_t) strlen(text) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* unshare -Ur: a new user namespace where this process is root, its own
+ * uid and gid mapped to 0 (all an unprivileged user may map). */
+static int enter_userns(void) {
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+        char map[64];
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        int r;
+
+        /* -u's setuid() made the process undumpable and its /proc files
+         * root's; exec would have made them its own again. */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        if (unshare(CLONE_NEWUSER) < 0)
+                return -errno;
+        if ((r = write_proc("/proc/self/setgroups", "deny")) < 0)
+                return r;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) uid);
+        if ((r = write_proc("/proc/self/uid_map", map)) < 0)
+                return r;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) gid);
+        if ((r = write_proc("/proc/self/gid_map", map)) < 0)
+                return r;
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return -errno;
+        if (!(data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)))
+                return -EPERM;
+        userns_note = ", root of its own user namespace with CAP_SYS_ADMIN in CapEff";
+        return 0;
+}
+
 static void usage(void) {
         fprintf(stderr,
-                "usage: trclient [-u UID:GID[:G1,G2]] [-w WATCHDOG_S] COMMAND ARGS\n"
+                "usage: trclient [-u UID:GID[:G1,G2]] [-n] [-w WATCHDOG_S] COMMAND ARGS\n"
+                "  -n: then root of a new user namespace (unshare -Ur)\n"
                 "  open DEV                       open O_RDONLY\n"
                 "  read DEV N [MS]                blocking reads until N bytes (deadline MS, 30000)\n"
                 "  nbread DEV N                   one O_NONBLOCK read\n"
@@ -1702,7 +1759,7 @@ static void usage(void) {
                 "  blocked DEV N MS [WAIT_MS]     read must block MS, then (WAIT_MS) be answered\n"
                 "  signal DEV INT|KILL DELAY_MS LIMIT_MS  signal a reader blocked for DELAY_MS\n"
                 "  readers DEV N DELAY_MS PID SIG LIMIT_MS  N blocked readers, then kill(PID, SIG)\n"
-                "  ioctl DEV RNDGETENTCNT|RNDADDTOENTCNT|RNDADDENTROPY|RNDRESEEDCRNG [BITS]\n"
+                "  ioctl DEV RNDGETENTCNT|RNDADDTOENTCNT|RNDADDENTROPY|RNDZAPENTCNT|RNDCLEARPOOL|RNDRESEEDCRNG [BITS]\n"
                 "  write DEV N                    write N bytes\n"
                 "  storm DEV N SECONDS            RNDRESEEDCRNG N times and for SECONDS\n"
                 "  loop DEV SECONDS BUFSIZE       read for SECONDS, report the total\n"
@@ -1724,11 +1781,12 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
         const char *cmd, *dev;
+        bool userns = false;
         char **a;
         int opt, na, r;
 
         setvbuf(stdout, NULL, _IOLBF, 0);
-        while ((opt = getopt(argc, argv, "+u:w:")) != -1)
+        while ((opt = getopt(argc, argv, "+u:nw:")) != -1)
                 switch (opt) {
                 case 'u':
                         r = drop_privileges(optarg);
@@ -1737,6 +1795,9 @@ int main(int argc, char **argv) {
                                 return EXIT_FAIL;
                         }
                         break;
+                case 'n':
+                        userns = true;
+                        break;
                 case 'w':
                         watchdog_seconds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
@@ -1744,6 +1805,11 @@ int main(int argc, char **argv) {
                         usage();
                         return EXIT_FAIL;
                 }
+        /* After -u, wherever it came: the namespace is made by that user. */
+        if (userns && (r = enter_userns()) < 0) {
+                printf("FAIL -n: cannot become root of a user namespace: %s\n", errname(-r));
+                return EXIT_FAIL;
+        }
         if (argc - optind < 2) {
                 usage();
                 return EXIT_FAIL;
