@@ -255,6 +255,9 @@ static Bench *bench_new(void) {
         free(b->config.socket_path);
         snprintf(path, sizeof(path), "%s/control", b->dir);
         b->config.socket_path = strdup(path);
+        free(b->config.state_directory);
+        snprintf(path, sizeof(path), "%s/state", b->dir);
+        b->config.state_directory = strdup(path);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 b->config.source[i].enable = false;
         b->config.source[CONFIG_SOURCE_KERNEL].enable = true;
@@ -264,7 +267,8 @@ static Bench *bench_new(void) {
                 .path = strdup(b->samples),
                 .loop = true,
         };
-        if (!b->config.group || !b->config.socket_path || !b->config.source[CONFIG_SOURCE_FILE].path)
+        if (!b->config.group || !b->config.socket_path || !b->config.state_directory ||
+            !b->config.source[CONFIG_SOURCE_FILE].path)
                 die("out of memory");
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
                 b->daemon_fd[k] = -1;
@@ -280,6 +284,7 @@ static void bench_start(Bench *b) {
                 [CUSEDEV_URANDOM] = b->config.dropin ? b->config.urandom_name : NULL,
                 [CUSEDEV_NULL] = b->config.null_name,
         };
+        int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
         FkInit init;
 
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
@@ -291,6 +296,9 @@ static void bench_start(Bench *b) {
                 snprintf(path, sizeof(path), "%s/%s", b->devdir, names[k]);
                 write_file(path, "", 0);
                 must(fk_new(&b->fk[k], &b->daemon_fd[k]), "fk_new");
+                /* As the kernel, at open of /dev/cuse: set-up answers it. */
+                init_unique[k] = fk_send_init(b->fk[k]);
+                must(init_unique[k] > 0 ? 0 : -EIO, "CUSE_INIT");
         }
         if (pthread_create(&b->thread, NULL, daemon_thread, b) != 0)
                 die("pthread_create failed");
@@ -308,7 +316,7 @@ static void bench_start(Bench *b) {
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
                 if (!b->fk[k])
                         continue;
-                must(fk_init(b->fk[k], &init), "CUSE_INIT");
+                must(fk_init_await(b->fk[k], init_unique[k], &init), "CUSE_INIT");
                 must(fk_open(b->fk[k], NULL, k == CUSEDEV_TRNG ? O_RDONLY : O_RDWR, &b->file[k]), "open");
         }
 }

@@ -6,6 +6,9 @@
  * as it fills: credited bits per second, TRNG blocks per second and CPU
  * seconds per block (CLOCK_THREAD_CPUTIME_ID; the collector runs on this
  * thread). A source credited 0 (kernel, virtio-rng) makes no blocks.
+ * Also the time each open takes (jitter and rdseed run their self-test
+ * there), and what the running check (pool/online.h) costs per sample,
+ * beside the health tests' cost and a jitter sample's own.
  * Prints a human table, then one JSON object keyed by source name as the
  * last line. It reports figures; it never passes or fails on them. */
 #include <errno.h>
@@ -17,6 +20,8 @@
 
 #include "collector.h"
 #include "conditioner.h"
+#include "health.h"
+#include "online.h"
 #include "secret.h"
 #include "source.h"
 #include "store.h"
@@ -24,10 +29,12 @@
 #define RAW_SECONDS 1.0
 #define PIPE_SECONDS 2.0
 #define CHUNK 4096U
+#define CHECK_SAMPLES (1U << 26)
 
 typedef struct Result {
         const char *name;
         int error;                 /* open() error, 0 if it opened */
+        double open_ms;            /* one open(), self-test included */
         uint32_t credit;           /* mbits per sample after capping */
         double raw_per_s;
         double credited_bits_per_s;
@@ -122,10 +129,13 @@ static void bench_pipeline(const SourceOps *ops, Result *res) {
 }
 
 static void bench_one(const SourceOps *ops, Result *res) {
+        double start;
         void *state;
 
         *res = (Result) { .name = ops->name };
+        start = now(CLOCK_MONOTONIC);
         res->error = ops->open(NULL, &state);
+        res->open_ms = (now(CLOCK_MONOTONIC) - start) * 1e3;
         if (res->error < 0)
                 return;
         res->raw_per_s = bench_raw(ops, state);
@@ -133,9 +143,42 @@ static void bench_one(const SourceOps *ops, Result *res) {
         bench_pipeline(ops, res);
 }
 
+/* Nanoseconds per sample of the running check and of the health tests,
+ * each alone over the same pseudo-random samples (the jitter default
+ * credit; neither fails on them). */
+static void bench_checks(double *ret_online_ns, double *ret_health_ns) {
+        uint8_t *buf = malloc(CHECK_SAMPLES);
+        uint64_t x = 0x9e3779b97f4a7c15ULL, sink = 0;
+        OnlineCheck o;
+        HealthTest h;
+        double start;
+
+        if (!buf || online_init(&o, 150) < 0 || health_init(&h, 150) < 0)
+                abort();
+        for (size_t i = 0; i < CHECK_SAMPLES; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                buf[i] = (uint8_t) x;
+        }
+        start = now(CLOCK_THREAD_CPUTIME_ID);
+        for (size_t i = 0; i < CHECK_SAMPLES; i++)
+                sink += online_feed(&o, buf[i]);
+        *ret_online_ns = (now(CLOCK_THREAD_CPUTIME_ID) - start) * 1e9 / CHECK_SAMPLES;
+        start = now(CLOCK_THREAD_CPUTIME_ID);
+        for (size_t i = 0; i < CHECK_SAMPLES; i++)
+                sink += health_feed(&h, buf[i]);
+        *ret_health_ns = (now(CLOCK_THREAD_CPUTIME_ID) - start) * 1e9 / CHECK_SAMPLES;
+        /* The results are used: neither loop can be dropped. */
+        if (sink == 0 || o.stats.windows != CHECK_SAMPLES / ONLINE_WINDOW)
+                abort();
+        free(buf);
+}
+
 int main(void) {
         const SourceOps *const list[] = { &source_jitter, &source_rdseed, &source_hwrng, &source_kernel };
         Result res[ELEMENTSOF(list)];
+        double online_ns, health_ns, jitter_ns;
         size_t i;
 
         if (sodium_init() < 0)
@@ -143,8 +186,10 @@ int main(void) {
 
         for (i = 0; i < ELEMENTSOF(list); i++)
                 bench_one(list[i], &res[i]);
+        bench_checks(&online_ns, &health_ns);
+        jitter_ns = res[0].raw_per_s > 0 ? 1e9 / res[0].raw_per_s : 0;
 
-        printf("%-8s %14s %8s %16s %12s %14s %9s\n", "source", "raw samples/s", "credit",
+        printf("%-8s %9s %14s %8s %16s %12s %14s %9s\n", "source", "open ms", "raw samples/s", "credit",
                "credited bits/s", "blocks/s", "CPU s/block", "failures");
         for (i = 0; i < ELEMENTSOF(list); i++) {
                 const Result *r = &res[i];
@@ -153,15 +198,18 @@ int main(void) {
                         printf("%-8s unavailable: %s\n", r->name, strerror(-r->error));
                         continue;
                 }
-                printf("%-8s %14.0f %8.3f %16.0f %12.1f ", r->name, r->raw_per_s, r->credit / 1000.0,
-                       r->credited_bits_per_s, r->blocks_per_s);
+                printf("%-8s %9.2f %14.0f %8.3f %16.0f %12.1f ", r->name, r->open_ms, r->raw_per_s,
+                       r->credit / 1000.0, r->credited_bits_per_s, r->blocks_per_s);
                 if (r->blocks)
                         printf("%14.3g %9" PRIu64 "\n", r->cpu_per_block, r->health_failures);
                 else
                         printf("%14s %9" PRIu64 "\n", "-", r->health_failures);
         }
-        printf("(raw: source reads alone; the rest through health tests, SHA-256 and the store;"
-               " credit in bits per 8-bit sample)\n");
+        printf("(open: jitter and rdseed run their self-test there; raw: source reads alone; the rest through"
+               " health tests, the running check, SHA-256 and the store; credit in bits per 8-bit sample)\n");
+        printf("running check: %.2f ns/sample; health tests (RCT + APT): %.2f ns/sample; a jitter sample: %.1f ns"
+               " (the check is %.1f %% of it)\n", online_ns, health_ns, jitter_ns,
+               jitter_ns > 0 ? 100.0 * online_ns / jitter_ns : 0.0);
 
         printf("{");
         for (i = 0; i < ELEMENTSOF(list); i++) {
@@ -171,12 +219,13 @@ int main(void) {
                 if (r->error < 0)
                         printf("{\"available\":false,\"error\":%d}", r->error);
                 else
-                        printf("{\"available\":true,\"raw_samples_per_s\":%.0f,\"credit_mbits\":%u,"
-                               "\"credited_bits_per_s\":%.1f,\"blocks_per_s\":%.2f,"
+                        printf("{\"available\":true,\"open_ms\":%.3f,\"raw_samples_per_s\":%.0f,"
+                               "\"credit_mbits\":%u,\"credited_bits_per_s\":%.1f,\"blocks_per_s\":%.2f,"
                                "\"cpu_s_per_block\":%.3g,\"health_failures\":%" PRIu64 "}",
-                               r->raw_per_s, r->credit, r->credited_bits_per_s, r->blocks_per_s,
+                               r->open_ms, r->raw_per_s, r->credit, r->credited_bits_per_s, r->blocks_per_s,
                                r->cpu_per_block, r->health_failures);
         }
-        printf("}\n");
+        printf(",\"running_check\":{\"ns_per_sample\":%.3f,\"health_ns_per_sample\":%.3f,"
+               "\"jitter_ns_per_sample\":%.1f}}\n", online_ns, health_ns, jitter_ns);
         return 0;
 }

@@ -10,8 +10,8 @@
  *
  * Where the secrets live: key, buffer and the mix state are born and die in
  * the one sodium_malloc'd region (erased by secret_free()); the only stack
- * temporaries holding key material are in crng_new(), crng_reseed() and
- * direct_chunk(), and are erased before they return.
+ * temporaries holding key material are in crng_new(), crng_reseed(),
+ * crng_rekey() and direct_chunk(), and are erased before they return.
  * Flow: store (pool blocks) and getrandom() -> [crng] -> drop-in devices. */
 #include "crng.h"
 
@@ -24,6 +24,7 @@
 #define DOMAIN_INIT "truerandom crng init v1"
 #define DOMAIN_MIX "truerandom crng mix v1"
 #define DOMAIN_RESEED "truerandom crng reseed v1"
+#define DOMAIN_REKEY "truerandom crng rekey v1"
 
 #define CHACHA_BLOCK 64U
 #define CREDIT_MAX (1U << 20)
@@ -175,13 +176,29 @@ int crng_reseed(Crng *c, const uint8_t *pool, const uint8_t kernel[static CRNG_K
 
         /* Keystream from the old key must not be served after the reseed:
          * someone who learnt that key could predict it. */
-        sodium_memzero(c->buffer + c->pos, c->size - c->pos);
-        c->pos = c->size;
+        crng_discard(c);
 
         c->credit = 0;
         c->generation++;
         c->seeded = true;
         return 0;
+}
+
+void crng_discard(Crng *c) {
+        sodium_memzero(c->buffer + c->pos, c->size - c->pos);
+        c->pos = c->size;
+}
+
+void crng_rekey(Crng *c, const uint8_t kernel[static CRNG_KEY_SIZE]) {
+        crypto_hash_sha256_state h;
+
+        crypto_hash_sha256_init(&h);
+        crypto_hash_sha256_update(&h, (const uint8_t *) DOMAIN_REKEY, strlen(DOMAIN_REKEY));
+        crypto_hash_sha256_update(&h, c->key, CRNG_KEY_SIZE);
+        crypto_hash_sha256_update(&h, kernel, CRNG_KEY_SIZE);
+        crypto_hash_sha256_final(&h, c->key);
+        sodium_memzero(&h, sizeof(h));
+        crng_discard(c);
 }
 
 bool crng_is_seeded(const Crng *c) {

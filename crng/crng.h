@@ -13,9 +13,11 @@
  *   mix:    acc = SHA-256 running state over "truerandom crng mix v1" || data...
  *   reseed: key = SHA-256("truerandom crng reseed v1" || key || pool[32]
  *                         || kernel[32] || acc digest);  acc restarts
- *           (pool = 32 zero bytes when reseeding from credit alone;
- *           domain strings without their NUL)
- * Reseeding discards the buffered keystream. "Seeded" means a reseed had
+ *           (pool = 32 zero bytes when reseeding from credit alone)
+ *   rekey:  key = SHA-256("truerandom crng rekey v1" || key || kernel[32])
+ *           (uncredited: acc, credit, generation and "seeded" untouched)
+ *   (domain strings without their NUL)
+ * Reseeding and rekeying discard the buffered keystream. "Seeded" means a reseed had
  * >= 256 credited bits behind it: a pool block, or RNDADDENTROPY credit
  * accumulated with crng_add_credit().
  *
@@ -56,6 +58,17 @@ unsigned crng_pending_credit(const Crng *c);
  * nothing changes. On success the pending credit is consumed, the generation
  * increments and the CRNG is seeded. */
 int crng_reseed(Crng *c, const uint8_t *pool, const uint8_t kernel[static CRNG_KEY_SIZE]);
+
+/* Erases the buffered keystream: the next output comes from a fresh refill.
+ * For a machine that was cloned or restored, whose other copies hold the
+ * same buffer. Key, credit, mix state and generation are untouched. */
+void crng_discard(Crng *c);
+
+/* Folds kernel (getrandom() output) into the key at once and discards the
+ * buffered keystream, without credit: neither seeds nor counts as a reseed.
+ * After a VM generation change it makes the copies' streams differ before a
+ * fresh pool block can reseed them. */
+void crng_rekey(Crng *c, const uint8_t kernel[static CRNG_KEY_SIZE]);
 
 bool crng_is_seeded(const Crng *c);
 uint64_t crng_generation(const Crng *c);

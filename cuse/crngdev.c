@@ -9,10 +9,10 @@
  *   ioctls   <linux/random.h>; privileged ones need CAP_SYS_ADMIN; credit
  *            given by ioctl counts toward CRNG seeding only
  *
- * The CRNG is seeded from one full-entropy store block (>= 320 credited
- * bits) mixed with getrandom() output, and reseeded when the daemon asks.
+ * When the CRNG is seeded and from what is the Seeder's policy
+ * (crng/seeder.h); RNDRESEEDCRNG and ioctl credit are handed to it.
  * Output passes through the hub's scratch buffer and is erased there.
- * Flow: store -> [crng seed] -> crng -> reader. */
+ * Flow: store -> seeder -> crng -> [drop-in] -> reader. */
 #include "cusedev-internal.h"
 
 #include <errno.h>
@@ -24,127 +24,93 @@
 #include "pool/secret.h"
 #include "rndioctl.h"
 
-void crngdev_unpark(Parked *p) {
-        p->prev->next = p->next;
-        p->next->prev = p->prev;
-        p->prev = p->next = p;
-        p->dev->n_parked--;
-}
-
-void crngdev_fail_parked(CuseDev *dev, int err) {
-        while (dev->fifo.next != &dev->fifo) {
-                Parked *p = dev->fifo.next;
-                crngdev_unpark(p);
-                parked_reply_err(p, err);
-        }
-}
-
 static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
+        static const uint8_t zeros[CUSE_MAX_REPLY];
         uint8_t *buf = dev->hub->scratch;
 
         size = MIN(size, (size_t)CUSE_MAX_REPLY);
+        if (dev->kind == CUSEDEV_NULL) {
+                (void)fuse_reply_buf(req, (const char *)zeros, size);
+                dev->bytes_served += size;
+                return;
+        }
         crng_generate(dev->hub->crng, buf, size);
         (void)fuse_reply_buf(req, (const char *)buf, size);
         sodium_memzero(buf, size);
         dev->bytes_served += size;
 }
 
+/* The next request of a long read(2) (offset > 0): answered by
+ * crng_serve_deferred() once the session has nothing else queued, or EINTR
+ * by its interrupt (cusedev_process() says why). */
+static void defer(CuseDev *dev, fuse_req_t req, size_t size) {
+        Parked *p = parked_new(dev, req, size);
+
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        p->deferred = true;
+        TAILQ_INSERT_TAIL(&dev->deferred, p, deferred_link);
+        dev->n_deferred++;
+        (void)parked_arm(p);
+}
+
+static void crng_serve_deferred(CuseDev *dev) {
+        Parked *p;
+
+        while ((p = TAILQ_FIRST(&dev->deferred))) {
+                parked_unlink(p);
+                serve(dev, p->req, p->size);
+                free(p);
+        }
+}
+
 /* The CRNG just got its first credited seed: parked readers and pollers of
  * the drop-in random go now. */
-void crngdev_seeded(CuseDev *dev) {
+static void crng_seeded(CuseDev *dev) {
+        FairEntry *e;
+
         if (dev->kind != CUSEDEV_RANDOM)
                 return;
-        while (dev->fifo.next != &dev->fifo) {
-                Parked *p = dev->fifo.next;
-                crngdev_unpark(p);
+        while ((e = fairq_pop(dev->fq))) {
+                Parked *p = FAIRQ_ENTRY_OF(e, Parked, fair);
+
+                dev->n_parked--;
                 serve(dev, p->req, p->size);
                 free(p);
         }
         cusedev_notify_pollers(dev);
 }
 
-static void hub_seeded(CuseHub *hub, bool first) {
-        if (hub->cb.event)
-                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_RESEEDED, 0);
-        if (!first)
-                return;
-        for (size_t i = 0; i < hub->n_devs; i++)
-                crngdev_seeded(hub->devs[i]);
-        if (hub->cb.event)
-                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_SEEDED, 0);
-        cusehub_demand_changed(hub);
-}
-
-bool crngdev_seed_if_due(CuseHub *hub) {
-        SECRET_BUFFER(block, STORE_BLOCK_SIZE);
-        SECRET_BUFFER(kernel, 32);
-        bool first = !crng_is_seeded(hub->crng);
-
-        if (!first && !hub->reseed_pending)
-                return false;
-        if (store_take(hub->store, block, 0) < 0)
-                return false;
-        cusehub_fill_kernel(hub, kernel);
-        if (crng_reseed(hub->crng, block, kernel) < 0)
-                abort(); /* a pool block always suffices: impossible state */
-        hub->reseed_pending = false;
-        hub_seeded(hub, first);
-        return true;
-}
-
-/* Credit given by RNDADDENTROPY/RNDADDTOENTCNT seeds the CRNG once it adds up
- * to 256 bits; after that it only enriches the next reseed. */
-static void seed_from_credit(CuseHub *hub) {
-        SECRET_BUFFER(kernel, 32);
-
-        if (crng_is_seeded(hub->crng) || crng_pending_credit(hub->crng) < CRNG_SEED_BITS)
-                return;
-        cusehub_fill_kernel(hub, kernel);
-        if (crng_reseed(hub->crng, NULL, kernel) == 0)
-                hub_seeded(hub, true);
-}
-
 static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
-        static const uint8_t zeros[CUSE_MAX_REPLY];
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
-        Parked *p;
 
         dev->reads++;
         if (hub->shutting_down) {
                 fuse_reply_err(req, hub->shutdown_err);
                 return;
         }
-        if (dev->kind == CUSEDEV_NULL) {
-                size = MIN(size, sizeof(zeros));
-                (void)fuse_reply_buf(req, (const char *)zeros, size);
-                dev->bytes_served += size;
-                return;
-        }
         if (size == 0) {
                 fuse_reply_buf(req, NULL, 0);
                 return;
         }
-        if (dev->kind == CUSEDEV_URANDOM || crng_is_seeded(hub->crng)) {
-                serve(dev, req, size);
+        if (dev->kind != CUSEDEV_RANDOM || crng_is_seeded(hub->crng)) {
+                /* CUSE starts every read(2) at offset 0: more is a long
+                 * read's next request. */
+                if (off > 0)
+                        defer(dev, req, size);
+                else
+                        serve(dev, req, size);
                 return;
         }
-        if (fi->flags & O_NONBLOCK || dev->n_parked >= hub->params.max_parked) {
+        if (fi->flags & O_NONBLOCK) {
                 dev->eagain++;
                 fuse_reply_err(req, EAGAIN);
                 return;
         }
-        p = parked_new(dev, req, size);
-        if (!p) {
-                fuse_reply_err(req, ENOMEM);
-                return;
-        }
-        p->next = &dev->fifo;
-        p->prev = dev->fifo.prev;
-        dev->fifo.prev->next = p;
-        dev->fifo.prev = p;
-        dev->n_parked++;
-        if (parked_arm(p))
+        if (cusedev_park(dev, req, size))
                 cusehub_demand_changed(hub);
 }
 
@@ -190,7 +156,7 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         CuseHub *hub = dev->hub;
         RndOp op = rndioctl_op((unsigned)cmd);
         RndRequest rq;
-        int count;
+        int count, r;
 
         if (dev->kind == CUSEDEV_NULL) {
                 fuse_reply_err(req, ENOTTY);
@@ -216,28 +182,30 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                 fuse_reply_ioctl(req, 0, &count, sizeof(count));
                 return;
         case RND_OP_ADDTOENTCNT:
+                /* 256 bits of credit seed an unseeded CRNG; after that it
+                 * only enriches the next reseed. */
                 crng_add_credit(hub->crng, (unsigned)rq.count);
-                seed_from_credit(hub);
+                cusehub_seeded(hub, seeder_seed_from_credit(hub->seeder));
                 break;
         case RND_OP_ADDENTROPY:
                 crng_mix(hub->crng, rq.data, rq.size);
                 crng_add_credit(hub->crng, (unsigned)rq.count);
-                seed_from_credit(hub);
+                cusehub_seeded(hub, seeder_seed_from_credit(hub->seeder));
                 break;
         case RND_OP_ZAPENTCNT:
         case RND_OP_CLEARPOOL:
                 /* No-ops, as in the kernel since 5.18. */
                 break;
         case RND_OP_RESEEDCRNG:
-                if (!crng_is_seeded(hub->crng)) {
-                        fuse_reply_err(req, ENODATA);
+                r = seeder_trigger(hub->seeder, SEED_TRIGGER_IOCTL);
+                if (r < 0) {
+                        fuse_reply_err(req, -r);
                         return;
                 }
                 /* Now if the store has a block; else as soon as one is made,
                  * ahead of every /dev/truerandom reader. */
-                hub->reseed_pending = true;
-                if (!crngdev_seed_if_due(hub))
-                        cusehub_demand_changed(hub);
+                cusehub_seed_if_due(hub);
+                cusehub_demand_changed(hub);
                 break;
         default:
                 fuse_reply_err(req, EINVAL);
@@ -246,7 +214,7 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
-const struct cuse_lowlevel_ops crngdev_ops = {
+static const struct cuse_lowlevel_ops crng_requests = {
         .init_done = cusedev_op_init_done,
         .open = cusedev_op_open,
         .release = cusedev_op_release,
@@ -254,4 +222,11 @@ const struct cuse_lowlevel_ops crngdev_ops = {
         .write = crng_write,
         .poll = crng_poll,
         .ioctl = crng_ioctl,
+};
+
+/* The drop-ins take no store blocks themselves: the seeder does, for them. */
+const CuseDevOps crngdev_ops = {
+        .requests = &crng_requests,
+        .seeded = crng_seeded,
+        .serve_deferred = crng_serve_deferred,
 };

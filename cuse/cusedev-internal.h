@@ -1,43 +1,72 @@
-/* cusedev-internal.h - what cusedev.c, trngdev.c and crngdev.c share:
- * the hub, devices, open files and parked reads. Nothing outside cuse/
- * includes this. */
+/* cusedev-internal.h - what cusehub.c, cusedev.c, trngdev.c and crngdev.c
+ * share: the hub, devices, open files and parked reads, and the table
+ * through which the hub knows a kind of device (CuseDevOps).
+ *
+ * Direction: the devices (trngdev.c, crngdev.c) use the helpers of the hub
+ * (cusehub.c) and of cusedev.c below; those call a device only through its
+ * CuseDevOps; devices never call each other. Nothing outside cuse/ includes
+ * this. */
 #pragma once
 
 #define FUSE_USE_VERSION 314
 #include <cuse_lowlevel.h>
 #include <fuse_lowlevel.h>
+#include <sys/queue.h>
 
 #include "cusedev.h"
 #include "fairq.h"
 #include "rndioctl.h"
+#include "uidhash.h"
 
 /* Most bytes one reply carries: CUSE's max_read (libfuse 3.14 offers 128 KiB). */
 #define CUSE_MAX_REPLY 131072U
 
 typedef struct CuseFile {
-        struct CuseFile *prev, *next;
+        TAILQ_ENTRY(CuseFile) link;  /* the device's open files */
         CuseDev *dev;
+        uint32_t uid;                /* who opened it (RELEASE carries none) */
         struct fuse_pollhandle *ph; /* newest poll handle; NULL once notified */
 } CuseFile;
 
-/* A read waiting for data. It is on exactly one list (the device's fair
- * queue or FIFO) until the one reply is sent. */
+/* A read waiting for data, or a long read's next request held back. It is
+ * on exactly one list (the device's fair queue, or its deferred list) until
+ * the one reply is sent. */
 typedef struct Parked {
         fuse_req_t req;
         CuseDev *dev;
         size_t size;
         uint32_t uid;
-        FairEntry fair;              /* TRNG: the fair queue */
-        struct Parked *prev, *next;  /* RANDOM: FIFO */
-        struct Parked *touched;      /* TRNG pump: reads that get blocks this round */
+        FairEntry fair;              /* the device's queue of waiting reads */
+        TAILQ_ENTRY(Parked) deferred_link; /* drop-ins: the deferred list */
+        STAILQ_ENTRY(Parked) touched; /* TRNG pump: reads that get blocks this round */
         size_t plan_blocks;
+        bool deferred;               /* a long read's next request, held in cusedev_process() */
         bool registering;            /* inside fuse_req_interrupt_func() */
         bool interrupted_early;      /* its INTERRUPT came during registration */
 } Parked;
 
+/* What a kind of device does for the hub. Every member but requests may be
+ * NULL: nothing to do. Waiting reads, their bounds and their interrupts
+ * are the same for every kind (cusedev.c). */
+typedef struct CuseDevOps {
+        const struct cuse_lowlevel_ops *requests;  /* what the kernel sends it */
+        /* The store may have new blocks (or /dev/truerandom just opened). */
+        void (*pump)(CuseDev *dev);
+        /* The CRNG got its first seed. */
+        void (*seeded)(CuseDev *dev);
+        /* Readers wait for store blocks: the sources should run. */
+        bool (*wants_blocks)(const CuseDev *dev);
+        /* Answers the reads deferred while cusedev_process() read on. */
+        void (*serve_deferred)(CuseDev *dev);
+} CuseDevOps;
+
+extern const CuseDevOps trngdev_ops;  /* CUSEDEV_TRNG */
+extern const CuseDevOps crngdev_ops;  /* CUSEDEV_RANDOM, CUSEDEV_URANDOM, CUSEDEV_NULL */
+
 struct CuseDev {
         CuseHub *hub;
         CuseDevKind kind;
+        const CuseDevOps *ops;
         char *name;
         char *dev_dir;
         uid_t uid;
@@ -49,12 +78,19 @@ struct CuseDev {
         int fd;
         bool up;
 
-        CuseFile files;              /* list head */
+        TAILQ_HEAD(CuseFileList, CuseFile) files;
         unsigned n_files;
+        UidCount open_by_uid;                /* the files, per uid */
 
-        FairQueue *fq;               /* TRNG */
-        Parked fifo;                 /* RANDOM: list head */
+        /* Waiting reads: TRNG deals blocks round robin across uids from
+         * it; the drop-in random answers all at its first seed. By uid for
+         * the per-uid bounds either way. */
+        FairQueue *fq;
         unsigned n_parked;
+        /* Drop-ins: the later requests of long reads, answered once the
+         * session has nothing else queued (cusedev_process()). */
+        TAILQ_HEAD(, Parked) deferred;
+        unsigned n_deferred;
 
         uint64_t reads;
         uint64_t bytes_served;
@@ -69,13 +105,13 @@ struct CuseHub {
         char *proc_root;
         Store *store;
         Crng *crng;
+        Seeder *seeder;
         CuseHubCallbacks cb;
 
         CuseDev *devs[CUSEHUB_MAX_DEVICES + 1];
         size_t n_devs;
 
         bool trng_open;
-        bool reseed_pending;
         bool shutting_down;
         int shutdown_err;
 
@@ -84,11 +120,24 @@ struct CuseHub {
         uint8_t *scratch;
 };
 
+/* cusehub.c: what the devices ask of the hub */
+void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error);
+/* Readers started or stopped waiting, or a seed was taken. */
+void cusehub_demand_changed(CuseHub *hub);
+/* Tells the devices and the loop what seeder_pump() or
+ * seeder_seed_from_credit() did. */
+void cusehub_seeded(CuseHub *hub, SeedResult result);
+/* A due CRNG seed takes its block (before any reader does). */
+void cusehub_seed_if_due(CuseHub *hub);
+
 /* cusedev.c: what every device does alike */
+/* Closes the session, frees files and the device. Takes NULL; returns NULL. */
+CuseDev *cusedev_free(CuseDev *dev);
 void cusedev_op_init_done(void *userdata);
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
+void cusedev_notify_pollers(CuseDev *dev);
 bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
 /* Decodes an ioctl; true when *ret is complete and the caller replies, false
  * when it was answered already (an error, or a retry for more memory). */
@@ -98,23 +147,12 @@ Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
 /* Registers the interrupt callback; false if the request was interrupted
  * meanwhile (then it has been answered EINTR and p freed). */
 bool parked_arm(Parked *p);
+/* Takes p off the list it is on; the caller replies. */
+void parked_unlink(Parked *p);
 void parked_reply_err(Parked *p, int err);
-void cusedev_notify_pollers(CuseDev *dev);
-void cusehub_demand_changed(CuseHub *hub);
-void cusehub_fill_kernel(CuseHub *hub, uint8_t out[static 32]);
-
-/* trngdev.c */
-extern const struct cuse_lowlevel_ops trngdev_ops;
-int trngdev_init(CuseDev *dev);
-void trngdev_done(CuseDev *dev);
-void trngdev_pump(CuseDev *dev);
-void trngdev_unpark(Parked *p);
-void trngdev_fail_parked(CuseDev *dev, int err);
-
-/* crngdev.c */
-extern const struct cuse_lowlevel_ops crngdev_ops;
-void crngdev_seeded(CuseDev *dev);
-void crngdev_unpark(Parked *p);
-void crngdev_fail_parked(CuseDev *dev, int err);
-/* Seeds or reseeds the CRNG from one store block when due; true if it did. */
-bool crngdev_seed_if_due(CuseHub *hub);
+/* Parks a read on dev's queue within the bounds on waiting reads (DESIGN
+ * §6): true when it waits; false when it was answered instead (EAGAIN over
+ * a bound, ENOMEM, EINTR when interrupted as it parked). */
+bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size);
+/* Answers every waiting and deferred read with err (shutdown). */
+void cusedev_fail_parked(CuseDev *dev, int err);

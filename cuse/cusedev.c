@@ -1,11 +1,12 @@
-/* cusedev.c - the hub and what every CUSE device shares: sessions, open
- * files, poll handles, parked reads and their interrupts, shutdown.
+/* cusedev.c - what every CUSE device shares: its session, open files, poll
+ * handles, the requests every device answers alike, parked reads and their
+ * interrupts. A device's kind is in its CuseDevOps (picked here, at
+ * creation); cusehub.c holds the hub that drives them.
  *
  * Invariants: every request gets exactly one reply; a parked read is on one
  * list until whoever unlinks it replies; poll handles are kept one per open
- * file (the newest) and destroyed when notified or released. The scratch
- * buffer is the only place output bytes sit, and it is erased after use.
- * Flow: store -> crng -> [hub: devices, parked reads] -> kernel. */
+ * file (the newest) and destroyed when notified or released.
+ * Flow: store -> crng -> hub -> [devices, parked reads] -> kernel. */
 #include "cusedev-internal.h"
 
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,42 +22,11 @@
 #include "privilege.h"
 
 /* ------------------------------------------------------------------ */
-/* hub                                                                 */
+/* devices                                                             */
 
-int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, const CuseHubCallbacks *cb,
-                CuseHub **ret) {
-        CuseHub *hub;
+CuseDev *cusedev_free(CuseDev *dev) {
+        CuseFile *f;
 
-        if (!params || !store || !crng || !ret || params->max_parked == 0)
-                return -EINVAL;
-        hub = calloc(1, sizeof(*hub));
-        if (!hub)
-                return -ENOMEM;
-        hub->params = *params;
-        if (params->proc_root) {
-                hub->proc_root = strdup(params->proc_root);
-                if (!hub->proc_root) {
-                        free(hub);
-                        return -ENOMEM;
-                }
-        }
-        hub->params.proc_root = hub->proc_root;
-        hub->store = store;
-        hub->crng = crng;
-        if (cb)
-                hub->cb = *cb;
-        hub->trng_open = true;
-        hub->scratch = secret_alloc(CUSE_MAX_REPLY);
-        if (!hub->scratch) {
-                free(hub->proc_root);
-                free(hub);
-                return -ENOMEM;
-        }
-        *ret = hub;
-        return 0;
-}
-
-static CuseDev *cusedev_free(CuseDev *dev) {
         if (!dev)
                 return NULL;
         /* Destroying the session closes its fd: the kernel removes the node
@@ -66,16 +35,14 @@ static CuseDev *cusedev_free(CuseDev *dev) {
                 fuse_session_destroy(dev->se);
         else if (dev->fd >= 0)
                 close(dev->fd);
-        while (dev->files.next != &dev->files) {
-                CuseFile *f = dev->files.next;
-                f->prev->next = f->next;
-                f->next->prev = f->prev;
+        while ((f = TAILQ_FIRST(&dev->files))) {
+                TAILQ_REMOVE(&dev->files, f, link);
                 if (f->ph)
                         fuse_pollhandle_destroy(f->ph);
                 free(f);
         }
-        if (dev->kind == CUSEDEV_TRNG)
-                trngdev_done(dev);
+        dev->fq = fairq_free(dev->fq);
+        uidcount_done(&dev->open_by_uid);
         free(dev->buf.mem);
         free(dev->name);
         free(dev->dev_dir);
@@ -83,108 +50,12 @@ static CuseDev *cusedev_free(CuseDev *dev) {
         return NULL;
 }
 
-CuseHub *cusehub_free(CuseHub *hub) {
-        if (!hub)
-                return NULL;
-        for (size_t i = 0; i < hub->n_devs; i++)
-                cusedev_free(hub->devs[i]);
-        secret_free(hub->scratch);
-        free(hub->proc_root);
-        free(hub);
-        return NULL;
-}
-
-CuseDev *cusehub_device(CuseHub *hub, size_t i) {
-        return i < hub->n_devs ? hub->devs[i] : NULL;
-}
-
-void cusehub_demand_changed(CuseHub *hub) {
-        if (hub->cb.demand)
-                hub->cb.demand(hub->cb.userdata);
-}
-
-static void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error) {
-        if (hub->cb.event)
-                hub->cb.event(hub->cb.userdata, dev, event, error);
-}
-
-void cusehub_fill_kernel(CuseHub *hub, uint8_t out[static 32]) {
-        /* Defence in depth only, never credited: GRND_INSECURE never blocks;
-         * kernels before 5.6 lack it, so fall back to a non-blocking read. If
-         * both fail the credited pool block still carries the seed. */
-        if (hub->params.kernel_mix && getrandom(out, 32, GRND_INSECURE) == 32)
-                return;
-        if (hub->params.kernel_mix && getrandom(out, 32, GRND_NONBLOCK) == 32)
-                return;
-        sodium_memzero(out, 32);
-}
-
-void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked) {
-        if (max_parked > 0)
-                hub->params.max_parked = max_parked;
-}
-
-void cusehub_request_reseed(CuseHub *hub) {
-        hub->reseed_pending = true;
-        cusehub_pump(hub);
-}
-
-bool cusehub_reseed_pending(const CuseHub *hub) {
-        return hub->reseed_pending;
-}
-
-void cusehub_set_trng_open(CuseHub *hub, bool open) {
-        if (hub->trng_open == open)
-                return;
-        hub->trng_open = open;
-        if (open)
-                cusehub_pump(hub);
-}
-
-bool cusehub_wants_blocks(const CuseHub *hub) {
-        if (hub->shutting_down)
-                return false;
-        if (hub->reseed_pending || !crng_is_seeded(hub->crng))
-                return true;
-        for (size_t i = 0; i < hub->n_devs; i++)
-                if (hub->devs[i]->kind == CUSEDEV_TRNG && hub->devs[i]->n_parked > 0)
-                        return true;
-        return false;
-}
-
-void cusehub_pump(CuseHub *hub) {
-        if (hub->shutting_down)
-                return;
-        /* CRNG seeds come first: readers of the drop-ins must never wait on
-         * /dev/truerandom's readers (DESIGN §5, §6). */
-        crngdev_seed_if_due(hub);
-        for (size_t i = 0; i < hub->n_devs; i++) {
-                CuseDev *dev = hub->devs[i];
-                if (dev->kind != CUSEDEV_TRNG)
-                        continue;
-                if (hub->trng_open)
-                        trngdev_pump(dev);
-                if (hub->trng_open && store_fill(hub->store) > 0)
-                        cusedev_notify_pollers(dev);
-        }
-}
-
-void cusehub_shutdown(CuseHub *hub, int err) {
-        hub->shutting_down = true;
-        hub->shutdown_err = err;
-        for (size_t i = 0; i < hub->n_devs; i++) {
-                CuseDev *dev = hub->devs[i];
-                if (dev->kind == CUSEDEV_TRNG)
-                        trngdev_fail_parked(dev, err);
-                else if (dev->kind == CUSEDEV_RANDOM)
-                        crngdev_fail_parked(dev, err);
-                /* Pollers re-poll and then see the error or POLLERR. */
-                cusedev_notify_pollers(dev);
-        }
-}
-
-/* ------------------------------------------------------------------ */
-/* devices                                                             */
+static const CuseDevOps *const kind_ops[_CUSEDEV_KIND_MAX] = {
+        [CUSEDEV_TRNG] = &trngdev_ops,
+        [CUSEDEV_RANDOM] = &crngdev_ops,
+        [CUSEDEV_URANDOM] = &crngdev_ops,
+        [CUSEDEV_NULL] = &crngdev_ops,
+};
 
 const char *cusedev_kind_to_string(CuseDevKind kind) {
         static const char *const names[_CUSEDEV_KIND_MAX] = {
@@ -235,26 +106,23 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         }
         dev->hub = hub;
         dev->kind = kind;
+        dev->ops = kind_ops[kind];
         dev->fd = fd;
         dev->uid = params->uid;
         dev->gid = params->gid;
         dev->mode = params->mode;
-        dev->files.prev = dev->files.next = &dev->files;
-        dev->fifo.prev = dev->fifo.next = &dev->fifo;
+        TAILQ_INIT(&dev->files);
+        TAILQ_INIT(&dev->deferred);
         dev->name = strdup(params->name);
         dev->dev_dir = params->dev_dir ? strdup(params->dev_dir) : NULL;
-        if (!dev->name || (params->dev_dir && !dev->dev_dir)) {
+        if (!dev->name || (params->dev_dir && !dev->dev_dir) || uidcount_init(&dev->open_by_uid) < 0 ||
+            fairq_new(&dev->fq) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
-        if (kind == CUSEDEV_TRNG) {
-                r = trngdev_init(dev);
-                if (r < 0)
-                        goto fail;
-        }
 
         snprintf(devname, sizeof(devname), "DEVNAME=%s", params->name);
-        dev->se = cuse_lowlevel_new(&args, &ci, kind == CUSEDEV_TRNG ? &trngdev_ops : &crngdev_ops, dev);
+        dev->se = cuse_lowlevel_new(&args, &ci, dev->ops->requests, dev);
         /* fuse_session_new() parsed (and copied) the arguments into args. */
         fuse_opt_free_args(&args);
         if (!dev->se) {
@@ -311,7 +179,7 @@ const char *cusedev_name(const CuseDev *dev) {
         return dev->name;
 }
 
-int cusedev_process(CuseDev *dev) {
+static int process_one(CuseDev *dev) {
         int r;
 
         if (fuse_session_exited(dev->se))
@@ -325,6 +193,30 @@ int cusedev_process(CuseDev *dev) {
                 return r;
         fuse_session_process_buf(dev->se, &dev->buf);
         return fuse_session_exited(dev->se) ? -ENODEV : 0;
+}
+
+/* A long read(2) of a drop-in reaches us as one request per 128 KiB, the
+ * later ones at offsets > 0, and the kernel's loop (fuse_direct_io()) goes
+ * on until a reply is short or an error: a caught signal does not stop it.
+ * But the kernel marks each request sent while a signal is pending, and
+ * queues its INTERRUPT as we read the request, ahead of everything else
+ * (fuse_dev_do_read()). So a device defers those later requests, and here
+ * they are answered only once the session has nothing queued: an INTERRUPT
+ * for one has reached its callback by then, which answers EINTR, and the
+ * read returns what it has, as the kernel's /dev/urandom does. Bounded:
+ * after CUSE_DRAIN_MAX messages the deferred ones are answered anyway. */
+#define CUSE_DRAIN_MAX 64
+
+int cusedev_process(CuseDev *dev) {
+        int r = process_one(dev), drained = 0;
+
+        for (unsigned i = 0; i < CUSE_DRAIN_MAX && drained == 0 && dev->n_deferred > 0; i++)
+                drained = process_one(dev);
+        if (dev->n_deferred > 0)
+                dev->ops->serve_deferred(dev);
+        if (r < 0)
+                return r;
+        return drained == -EAGAIN ? 0 : drained;
 }
 
 int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode) {
@@ -352,7 +244,7 @@ void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret) {
                 .up = dev->up,
                 .open_files = dev->n_files,
                 .parked = dev->n_parked,
-                .parked_uids = dev->fq ? (unsigned)fairq_uids(dev->fq) : (dev->n_parked ? 1 : 0),
+                .parked_uids = (unsigned)fairq_uids(dev->fq),
                 .reads = dev->reads,
                 .bytes_served = dev->bytes_served,
                 .eagain = dev->eagain,
@@ -382,8 +274,18 @@ void cusedev_op_init_done(void *userdata) {
         cusehub_event(dev->hub, dev, CUSE_EVENT_UP, 0);
 }
 
+static void file_free(CuseFile *f) {
+        TAILQ_REMOVE(&f->dev->files, f, link);
+        f->dev->n_files--;
+        uidcount_dec(&f->dev->open_by_uid, f->uid);
+        if (f->ph)
+                fuse_pollhandle_destroy(f->ph);
+        free(f);
+}
+
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
+        uint32_t uid = fuse_req_ctx(req)->uid;
         CuseFile *f;
 
         if (dev->hub->shutting_down) {
@@ -391,39 +293,28 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
                 return;
         }
         f = calloc(1, sizeof(*f));
-        if (!f) {
+        if (!f || uidcount_inc(&dev->open_by_uid, uid) < 0) {
+                free(f);
                 fuse_reply_err(req, ENOMEM);
                 return;
         }
         f->dev = dev;
-        f->next = &dev->files;
-        f->prev = dev->files.prev;
-        dev->files.prev->next = f;
-        dev->files.prev = f;
+        f->uid = uid;
+        TAILQ_INSERT_TAIL(&dev->files, f, link);
         dev->n_files++;
         fi->fh = (uint64_t)(uintptr_t)f;
         fi->direct_io = 1;
         fi->nonseekable = 1;
-        if (fuse_reply_open(req, fi) < 0) {
-                /* The opener is gone: the kernel will send no RELEASE. */
-                f->prev->next = f->next;
-                f->next->prev = f->prev;
-                dev->n_files--;
-                free(f);
-        }
+        /* The opener is gone: the kernel will send no RELEASE. */
+        if (fuse_reply_open(req, fi) < 0)
+                file_free(f);
 }
 
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi) {
         CuseFile *f = (CuseFile *)(uintptr_t)fi->fh;
 
-        if (f) {
-                f->prev->next = f->next;
-                f->next->prev = f->prev;
-                f->dev->n_files--;
-                if (f->ph)
-                        fuse_pollhandle_destroy(f->ph);
-                free(f);
-        }
+        if (f)
+                file_free(f);
         fuse_reply_err(req, 0);
 }
 
@@ -443,7 +334,9 @@ void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fus
 }
 
 void cusedev_notify_pollers(CuseDev *dev) {
-        for (CuseFile *f = dev->files.next; f != &dev->files; f = f->next) {
+        CuseFile *f;
+
+        TAILQ_FOREACH(f, &dev->files, link) {
                 if (!f->ph)
                         continue;
                 /* A failed notification means the poller is gone; either way
@@ -485,7 +378,6 @@ Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size) {
         p->dev = dev;
         p->size = size;
         p->uid = fuse_req_ctx(req)->uid;
-        p->prev = p->next = p;
         return p;
 }
 
@@ -501,10 +393,7 @@ static void parked_interrupted(fuse_req_t req, void *data) {
         }
         /* Single-threaded: the request is still unanswered, so it is still
          * parked. Unlink, then the one reply. */
-        if (p->dev->kind == CUSEDEV_TRNG)
-                trngdev_unpark(p);
-        else
-                crngdev_unpark(p);
+        parked_unlink(p);
         p->dev->interrupted++;
         fuse_reply_err(req, EINTR);
         cusehub_demand_changed(p->dev->hub);
@@ -517,17 +406,81 @@ bool parked_arm(Parked *p) {
         p->registering = false;
         if (!p->interrupted_early)
                 return true;
-        if (p->dev->kind == CUSEDEV_TRNG)
-                trngdev_unpark(p);
-        else
-                crngdev_unpark(p);
+        parked_unlink(p);
         p->dev->interrupted++;
         fuse_reply_err(p->req, EINTR);
         free(p);
         return false;
 }
 
+void parked_unlink(Parked *p) {
+        if (p->deferred) {
+                TAILQ_REMOVE(&p->dev->deferred, p, deferred_link);
+                p->dev->n_deferred--;
+                return;
+        }
+        fairq_remove(p->dev->fq, &p->fair);
+        p->dev->n_parked--;
+}
+
 void parked_reply_err(Parked *p, int err) {
         fuse_reply_err(p->req, err);
         free(p);
+}
+
+/* The bounds on waiting reads (DESIGN §6), for a read of uid: 0 or -EAGAIN.
+ * With the default max_parked_per_uid (max_parked / 9, config.c) eight uids
+ * at their quota and root's reserve fit, so every uid can park as long as
+ * at most seven others hold their full quota, and root always can. */
+static int park_allowed(const CuseDev *dev, uint32_t uid) {
+        const CuseHubLimits *l = &dev->hub->params.limits;
+        size_t root = fairq_count_uid(dev->fq, 0);
+
+        if (dev->n_parked >= l->max_parked)
+                return -EAGAIN;
+        if (uid == 0)
+                return 0;
+        if (dev->n_parked - root >= l->max_parked - l->max_parked_per_uid ||
+            fairq_count_uid(dev->fq, uid) >= l->max_parked_per_uid)
+                return -EAGAIN;
+        return 0;
+}
+
+bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size) {
+        uint32_t uid = fuse_req_ctx(req)->uid;
+        Parked *p;
+
+        if (park_allowed(dev, uid) < 0) {
+                /* Bounded memory, and no uid crowding out the others: a
+                 * reader over a bound is told to come back. */
+                dev->eagain++;
+                fuse_reply_err(req, EAGAIN);
+                return false;
+        }
+        p = parked_new(dev, req, size);
+        if (!p) {
+                fuse_reply_err(req, ENOMEM);
+                return false;
+        }
+        if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
+                parked_reply_err(p, ENOMEM);
+                return false;
+        }
+        dev->n_parked++;
+        return parked_arm(p);
+}
+
+void cusedev_fail_parked(CuseDev *dev, int err) {
+        FairEntry *e;
+        Parked *p;
+
+        while ((e = fairq_pop(dev->fq))) {
+                p = FAIRQ_ENTRY_OF(e, Parked, fair);
+                dev->n_parked--;
+                parked_reply_err(p, err);
+        }
+        while ((p = TAILQ_FIRST(&dev->deferred))) {
+                parked_unlink(p);
+                parked_reply_err(p, err);
+        }
 }

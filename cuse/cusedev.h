@@ -9,10 +9,13 @@
  * list sends it.
  *
  * The loop (daemon/) owns the fds: it calls cusedev_process() when a session
- * fd is readable and cusehub_pump() when the store may have new blocks. The
- * hub reports upward only through the callbacks below and cusehub_get_stats();
- * it never logs. Single-threaded: everything runs on the loop thread.
- * Flow: store -> CRNG (seeds first) -> fair queue -> [CUSE replies]. */
+ * fd is readable and cusehub_pump() when the store may have new blocks or a
+ * reseed was asked for. When and from what the CRNG is seeded is the
+ * Seeder's policy (crng/seeder.h): the hub pumps it before any reader and
+ * passes RNDRESEEDCRNG and ioctl credit to it. The hub reports upward only
+ * through the callbacks below and cusedev_get_stats(); it never logs.
+ * Single-threaded: everything runs on the loop thread.
+ * Flow: store -> seeder -> CRNG (seeds first) -> fair queue -> [CUSE replies]. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,6 +24,7 @@
 #include <sys/types.h>
 
 #include "crng/crng.h"
+#include "crng/seeder.h"
 #include "pool/store.h"
 
 struct fuse_custom_io;
@@ -38,7 +42,6 @@ typedef enum CuseEvent {
         CUSE_EVENT_REJECTED,      /* the kernel refused it (e.g. the name exists) */
         CUSE_EVENT_NODE_ERROR,    /* chown/chmod of the node failed: error says why */
         CUSE_EVENT_SEEDED,        /* the CRNG got its first credited seed */
-        CUSE_EVENT_RESEEDED,      /* any credited (re)seed, the first included */
 } CuseEvent;
 
 typedef struct CuseHub CuseHub;
@@ -52,10 +55,18 @@ typedef struct CuseHubCallbacks {
         void *userdata;
 } CuseHubCallbacks;
 
+/* Bounds on what callers hold (DESIGN §6). Root is held only by
+ * max_parked: the waiting reads of every other uid together stop
+ * max_parked_per_uid short of it, which stay for root. */
+typedef struct CuseHubLimits {
+        unsigned max_parked;          /* waiting reads per device; beyond: EAGAIN */
+        unsigned max_parked_per_uid;  /* of them, one uid other than root's */
+        unsigned max_open_per_uid;    /* /dev/truerandom files of one uid but root; beyond: EMFILE */
+} CuseHubLimits;
+
 typedef struct CuseHubParams {
-        unsigned max_parked;      /* waiting reads per device; beyond: EAGAIN */
+        CuseHubLimits limits;     /* each >= 1, max_parked_per_uid < max_parked */
         const char *proc_root;    /* for privilege checks; NULL = /proc */
-        bool kernel_mix;          /* mix getrandom() output into CRNG seeds */
 } CuseHubParams;
 
 typedef struct CuseDevParams {
@@ -78,9 +89,9 @@ typedef struct CuseDevStats {
         uint64_t interrupted;
 } CuseDevStats;
 
-/* store and crng are borrowed; they outlive the hub. */
-int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, const CuseHubCallbacks *cb,
-                CuseHub **ret);
+/* store, crng and seeder are borrowed; they outlive the hub. */
+int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *seeder,
+                const CuseHubCallbacks *cb, CuseHub **ret);
 /* Frees every device (closing their sessions; parked reads must have been
  * failed with cusehub_shutdown() first). Takes NULL, returns NULL. */
 CuseHub *cusehub_free(CuseHub *hub);
@@ -102,13 +113,10 @@ int cusedev_process(CuseDev *dev);
 /* Re-applies owner and mode to the node (after a reload). */
 int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode);
 
-/* Serves what the store holds: a due CRNG seed first, then waiting
- * /dev/truerandom readers, block by block, round robin across uids. */
+/* Serves what the store holds: a due CRNG seed first (seeder_pump()), then
+ * waiting /dev/truerandom readers, block by block, round robin across uids.
+ * Run it after seeder_trigger(). */
 void cusehub_pump(CuseHub *hub);
-
-/* The next block goes to the CRNG first (periodic reseed, resume, VM fork). */
-void cusehub_request_reseed(CuseHub *hub);
-bool cusehub_reseed_pending(const CuseHub *hub);
 
 /* Whether /dev/truerandom may hand out blocks (enough healthy sources).
  * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed. */
@@ -124,8 +132,9 @@ void cusehub_shutdown(CuseHub *hub, int err);
 
 void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret);
 
-/* Applies a reloaded bound (existing parked reads stay). */
-void cusehub_set_max_parked(CuseHub *hub, unsigned max_parked);
+/* Applies reloaded bounds (what callers hold already stays); invalid
+ * bounds (see CuseHubParams) change nothing: -EINVAL. */
+int cusehub_set_limits(CuseHub *hub, const CuseHubLimits *limits);
 
 /* Iteration for status: NULL-terminated order of creation. */
 CuseDev *cusehub_device(CuseHub *hub, size_t i);

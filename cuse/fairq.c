@@ -1,33 +1,32 @@
 /* fairq.c - the fair queue of waiting /dev/truerandom reads.
  *
- * One FairBucket per waiting uid holds that uid's entries as a FIFO. Buckets
- * are found by uid in a chained hash table (power-of-two size, grows at load
- * 3/4) and sit in a circular doubly linked rotation; q->turn is the bucket
- * whose turn it is. Invariants: a bucket exists exactly while it holds at
- * least one entry; every bucket is in the rotation; a new uid joins the
- * rotation just before q->turn, i.e. at the end of the current round, so it
- * can neither jump the queue nor wait more than one round.
+ * One FairBucket per waiting uid holds that uid's entries as a FIFO.
+ * Buckets are found by uid in a UidHash (uidhash.h) and sit in the
+ * rotation, a list read as a ring (after the last comes the first); q->turn
+ * is the bucket whose turn it is. Invariants: a bucket exists exactly while
+ * it holds at least one entry; every bucket is in the rotation; a new uid
+ * joins the rotation just before q->turn, i.e. at the end of the current
+ * round, so it can neither jump the queue nor wait more than one round.
+ * Lists are glibc's <sys/queue.h>.
  * Flow: store -> [fair queue picks the reader] -> CUSE reply. */
 #include "fairq.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#define FAIRQ_TABLE_MIN 16U
+#include "uidhash.h"
 
 struct FairBucket {
-        uint32_t uid;
+        UidNode node;                         /* by uid */
         size_t count;
-        FairEntry *head, *tail;               /* head = oldest */
-        FairBucket *ring_prev, *ring_next;    /* the rotation */
-        FairBucket *hash_next;                /* hash chain */
+        TAILQ_HEAD(, FairEntry) entries;      /* first = oldest */
+        TAILQ_ENTRY(FairBucket) ring;         /* the rotation */
 };
 
 struct FairQueue {
-        FairBucket **table;
-        size_t table_size;                    /* power of two */
-        size_t n_buckets;
+        UidHash buckets;
         size_t n_entries;
+        TAILQ_HEAD(, FairBucket) ring;
         FairBucket *turn;                     /* NULL iff empty */
         /* One emptied bucket kept back: a reader that is unqueued and pushed
          * again (served one block, wants more) never needs an allocation, so
@@ -35,73 +34,41 @@ struct FairQueue {
         FairBucket *spare;
 };
 
-static size_t fairq_hash(const FairQueue *q, uint32_t uid) {
-        /* Fibonacci hashing: consecutive and strided uids both spread over
-         * the table, because the high bits of the product depend on all of
-         * the uid's bits. */
-        uint64_t h = (uint64_t) uid * UINT64_C(0x9E3779B97F4A7C15);
-        return (size_t) (h >> 32) & (q->table_size - 1);
-}
-
 int fairq_new(FairQueue **ret) {
         FairQueue *q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
-        q->table = calloc(FAIRQ_TABLE_MIN, sizeof(*q->table));
-        if (!q->table) {
+        if (uidhash_init(&q->buckets) < 0) {
                 free(q);
                 return -ENOMEM;
         }
-        q->table_size = FAIRQ_TABLE_MIN;
+        TAILQ_INIT(&q->ring);
         *ret = q;
         return 0;
 }
 
 FairQueue *fairq_free(FairQueue *q) {
+        UidNode *n;
+
         if (!q)
                 return NULL;
-        for (size_t i = 0; i < q->table_size; i++) {
-                FairBucket *b = q->table[i];
-                while (b) {
-                        FairBucket *next = b->hash_next;
-                        free(b);
-                        b = next;
-                }
-        }
-        free(q->table);
+        while ((n = uidhash_pop(&q->buckets)))
+                free(UIDHASH_ENTRY(n, FairBucket, node));
+        uidhash_done(&q->buckets);
         free(q->spare);
         free(q);
         return NULL;
 }
 
-static FairBucket *fairq_find(const FairQueue *q, uint32_t uid) {
-        for (FairBucket *b = q->table[fairq_hash(q, uid)]; b; b = b->hash_next)
-                if (b->uid == uid)
-                        return b;
-        return NULL;
+/* The rotation is a ring: after the last bucket comes the first. */
+static FairBucket *fairq_ring_next(FairQueue *q, FairBucket *b) {
+        FairBucket *next = TAILQ_NEXT(b, ring);
+        return next ? next : TAILQ_FIRST(&q->ring);
 }
 
-/* Best effort: without memory the chains only get longer, every operation
- * stays correct, so a failed grow must not fail the push. */
-static void fairq_grow(FairQueue *q) {
-        size_t old_size = q->table_size;
-        FairBucket **old = q->table;
-        FairBucket **table = calloc(old_size * 2, sizeof(*table));
-        if (!table)
-                return;
-        q->table = table;
-        q->table_size = old_size * 2;
-        for (size_t i = 0; i < old_size; i++) {
-                FairBucket *b = old[i];
-                while (b) {
-                        FairBucket *next = b->hash_next;
-                        size_t h = fairq_hash(q, b->uid);
-                        b->hash_next = table[h];
-                        table[h] = b;
-                        b = next;
-                }
-        }
-        free(old);
+static FairBucket *fairq_find(const FairQueue *q, uint32_t uid) {
+        UidNode *n = uidhash_find(&q->buckets, uid);
+        return n ? UIDHASH_ENTRY(n, FairBucket, node) : NULL;
 }
 
 static FairBucket *fairq_add_bucket(FairQueue *q, uint32_t uid) {
@@ -113,44 +80,29 @@ static FairBucket *fairq_add_bucket(FairQueue *q, uint32_t uid) {
                 if (!b)
                         return NULL;
         }
-        if ((q->n_buckets + 1) * 4 > q->table_size * 3)
-                fairq_grow(q);
 
-        *b = (FairBucket) { .uid = uid };
-        size_t h = fairq_hash(q, uid);
-        b->hash_next = q->table[h];
-        q->table[h] = b;
+        *b = (FairBucket) { 0 };
+        TAILQ_INIT(&b->entries);
+        uidhash_add(&q->buckets, &b->node, uid);
 
-        if (q->turn) {
-                b->ring_next = q->turn;
-                b->ring_prev = q->turn->ring_prev;
-                b->ring_prev->ring_next = b;
-                q->turn->ring_prev = b;
-        } else {
-                b->ring_next = b->ring_prev = b;
+        if (q->turn)
+                TAILQ_INSERT_BEFORE(q->turn, b, ring);
+        else {
+                TAILQ_INSERT_TAIL(&q->ring, b, ring);
                 q->turn = b;
         }
-        q->n_buckets++;
         return b;
 }
 
 static void fairq_drop_bucket(FairQueue *q, FairBucket *b) {
-        FairBucket **p = &q->table[fairq_hash(q, b->uid)];
-        while (*p != b)
-                p = &(*p)->hash_next;
-        *p = b->hash_next;
+        FairBucket *next = fairq_ring_next(q, b);
 
+        uidhash_remove(&q->buckets, &b->node);
         /* The turn moves to the bucket after b, which is the uid that would
          * have come next anyway: removing the current uid skips nobody. */
-        if (b->ring_next == b)
-                q->turn = NULL;
-        else {
-                if (q->turn == b)
-                        q->turn = b->ring_next;
-                b->ring_prev->ring_next = b->ring_next;
-                b->ring_next->ring_prev = b->ring_prev;
-        }
-        q->n_buckets--;
+        if (q->turn == b)
+                q->turn = next == b ? NULL : next;
+        TAILQ_REMOVE(&q->ring, b, ring);
 
         if (q->spare)
                 free(b);
@@ -167,13 +119,7 @@ int fairq_push(FairQueue *q, FairEntry *e, uint32_t uid) {
                 if (!b)
                         return -ENOMEM;
         }
-        e->next = NULL;
-        e->prev = b->tail;
-        if (b->tail)
-                b->tail->next = e;
-        else
-                b->head = e;
-        b->tail = e;
+        TAILQ_INSERT_TAIL(&b->entries, e, link);
         e->bucket = b;
         b->count++;
         q->n_entries++;
@@ -184,23 +130,15 @@ FairEntry *fairq_next(FairQueue *q) {
         FairBucket *b = q->turn;
         if (!b)
                 return NULL;
-        q->turn = b->ring_next;
-        return b->head;
+        q->turn = fairq_ring_next(q, b);
+        return TAILQ_FIRST(&b->entries);
 }
 
 void fairq_remove(FairQueue *q, FairEntry *e) {
         FairBucket *b = e->bucket;
         if (!b)
                 return;
-        if (e->prev)
-                e->prev->next = e->next;
-        else
-                b->head = e->next;
-        if (e->next)
-                e->next->prev = e->prev;
-        else
-                b->tail = e->prev;
-        e->prev = e->next = NULL;
+        TAILQ_REMOVE(&b->entries, e, link);
         e->bucket = NULL;
         q->n_entries--;
         if (--b->count == 0)
@@ -210,7 +148,7 @@ void fairq_remove(FairQueue *q, FairEntry *e) {
 FairEntry *fairq_pop(FairQueue *q) {
         if (!q->turn)
                 return NULL;
-        FairEntry *e = q->turn->head;
+        FairEntry *e = TAILQ_FIRST(&q->turn->entries);
         fairq_remove(q, e);
         return e;
 }
@@ -224,7 +162,7 @@ size_t fairq_size(const FairQueue *q) {
 }
 
 size_t fairq_uids(const FairQueue *q) {
-        return q->n_buckets;
+        return q->buckets.n;
 }
 
 size_t fairq_count_uid(const FairQueue *q, uint32_t uid) {

@@ -1,22 +1,25 @@
-/* fairq.h - the fair queue of waiting /dev/truerandom reads (DESIGN §6).
+/* fairq.h - the fair queue of waiting reads (DESIGN §6): /dev/truerandom
+ * deals its blocks from it; every device counts its waiting reads per uid
+ * in it for the per-uid bounds.
  *
  * Round robin across uids, FIFO within a uid: each call of fairq_next() hands
  * out the oldest entry of the uid whose turn it is and passes the turn on, so
  * N busy uids each get ~1/N of the blocks and a 32-byte reader is never stuck
  * behind a 1 GiB one. Intrusive: the caller embeds FairEntry in its own
  * record; the queue never allocates per entry, only per waiting uid, and
- * lookups are O(1) (hash of uid buckets). Plain data, no secrets, no locks.
+ * lookups are O(1) (uidhash.h). Plain data, no secrets, no locks.
  * Flow: store -> [fair queue picks the reader] -> CUSE reply. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 typedef struct FairBucket FairBucket;
 
 typedef struct FairEntry {
-        struct FairEntry *prev, *next; /* within the uid's FIFO */
+        TAILQ_ENTRY(FairEntry) link;   /* within the uid's FIFO */
         FairBucket *bucket;            /* NULL while not queued */
 } FairEntry;
 

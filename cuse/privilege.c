@@ -1,29 +1,53 @@
-/* privilege.c - whether a CUSE caller may use the privileged random ioctls.
- *
- * The kernel's random driver asks capable(CAP_SYS_ADMIN) of the calling task;
- * the nearest user-space view of that is the CapEff line of
- * /proc/<pid>/status. The FUSE request carries the calling thread's id, and
- * /proc/<tid>/status shows that thread's own credentials, which is what
- * capable() looks at too. Where the status cannot be read or parsed, uid 0 of
- * the request decides: a caller outside our pid namespace (pid 0) or one that
- * is already gone is then treated as the kernel would treat plain root.
+/* privilege.c - whether a CUSE caller may use the privileged random ioctls:
+ * CAP_SYS_ADMIN in its effective set, in the daemon's user namespace. See
+ * privilege.h for what is read, why the id maps stand in for the ns link
+ * when the daemon may not read it, and what that leaves open.
+ * Everything here fails closed: a file that cannot be read or parsed, a
+ * thread that is gone, a pidfd that cannot be had, mean "unprivileged".
  * Flow: CUSE ioctl -> [privilege] -> rndioctl-decoded operation. */
 #include "privilege.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "pool/secret.h"
 
 #define CAPEFF_FIELD "CapEff:"
+#define TGID_FIELD "Tgid:"
+#define UID_FIELD "Uid:"
+/* The initial user namespace's inode number, fixed since Linux 3.8
+ * (include/linux/proc_ns.h; systemd relies on it too). */
+#define PROC_USER_INIT_INO UINT64_C(0xEFFFFFFD)
+/* One extent is one line of at most 3 x 10 digits and separators. */
+#define MAP_TEXT_MAX 128
+
+typedef struct CallerStatus {
+        pid_t tgid;
+        uid_t fsuid;
+        uint64_t capeff;
+        unsigned seen;               /* FIELD_* bits */
+} CallerStatus;
+
+enum { FIELD_TGID = 1, FIELD_UID = 2, FIELD_CAPEFF = 4 };
 
 static void fclosep(FILE **f) {
         if (*f)
                 fclose(*f);
 }
+
+/* ------------------------------------------------------------------ */
+/* parsing what the kernel prints                                      */
 
 static int hex_digit(char c) {
         if (c >= '0' && c <= '9')
@@ -35,21 +59,49 @@ static int hex_digit(char c) {
         return -1;
 }
 
+static const char *skip_blanks(const char *p) {
+        while (*p == '\t' || *p == ' ')
+                p++;
+        return p;
+}
+
+static bool at_line_end(const char *p) {
+        return *p == '\n' || *p == '\0';
+}
+
 /* p points just past "CapEff:". The kernel prints a tab and exactly 16 hex
  * digits; 1..16 digits are accepted, anything that could overflow or carries
  * junk before the end of the line is not. */
 static int parse_capeff_value(const char *p, uint64_t *ret) {
-        while (*p == '\t' || *p == ' ')
-                p++;
         uint64_t v = 0;
         unsigned digits = 0;
+
+        p = skip_blanks(p);
         for (int d; (d = hex_digit(*p)) >= 0; p++) {
                 if (++digits > 16)
                         return -EINVAL;
                 v = v << 4 | (uint64_t) d;
         }
-        if (digits == 0 || (*p != '\n' && *p != '\0'))
+        if (digits == 0 || !at_line_end(p))
                 return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* A decimal in [0, max], then blanks; *p moves past both. */
+static int parse_decimal(const char **p, uint64_t max, uint64_t *ret) {
+        const char *s = skip_blanks(*p);
+        uint64_t v = 0;
+        unsigned digits = 0;
+
+        for (; *s >= '0' && *s <= '9'; s++, digits++) {
+                if (v > (max - (uint64_t) (*s - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*s - '0');
+        }
+        if (digits == 0)
+                return -EINVAL;
+        *p = skip_blanks(s);
         *ret = v;
         return 0;
 }
@@ -66,29 +118,223 @@ int privilege_parse_capeff(const char *status_text, uint64_t *ret_capeff) {
         }
 }
 
-/* Line by line, because the Groups: line before CapEff: can be hundreds of
- * KiB for a process with many supplementary groups. */
-static int read_capeff(const char *proc_root, pid_t pid, uint64_t *ret) {
-        char path[PATH_MAX];
-        int n = snprintf(path, sizeof(path), "%s/%d/status", proc_root, (int) pid);
-        if (n < 0 || (size_t) n >= sizeof(path))
-                return -ENAMETOOLONG;
+/* One status line; the fields we need, each once. */
+static int parse_status_line(const char *line, CallerStatus *st) {
+        uint64_t v, ids[4];
+        const char *p;
+        int r;
 
+        if (strncmp(line, TGID_FIELD, strlen(TGID_FIELD)) == 0) {
+                p = line + strlen(TGID_FIELD);
+                r = parse_decimal(&p, INT_MAX, &v);
+                if (r < 0 || v == 0 || !at_line_end(p) || st->seen & FIELD_TGID)
+                        return -EINVAL;
+                st->tgid = (pid_t) v;
+                st->seen |= FIELD_TGID;
+        } else if (strncmp(line, UID_FIELD, strlen(UID_FIELD)) == 0) {
+                /* Real, effective, saved, filesystem: FUSE sends the last. */
+                p = line + strlen(UID_FIELD);
+                for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                        if (parse_decimal(&p, UINT32_MAX, &ids[i]) < 0)
+                                return -EINVAL;
+                if (!at_line_end(p) || st->seen & FIELD_UID)
+                        return -EINVAL;
+                st->fsuid = (uid_t) ids[3];
+                st->seen |= FIELD_UID;
+        } else if (strncmp(line, CAPEFF_FIELD, strlen(CAPEFF_FIELD)) == 0) {
+                if (parse_capeff_value(line + strlen(CAPEFF_FIELD), &st->capeff) < 0 || st->seen & FIELD_CAPEFF)
+                        return -EINVAL;
+                st->seen |= FIELD_CAPEFF;
+        }
+        return 0;
+}
+
+bool privilege_map_is_identity(const char *map_text) {
+        const char *p = map_text;
+        uint64_t first, lower, count;
+
+        if (parse_decimal(&p, UINT32_MAX, &first) < 0 || parse_decimal(&p, UINT32_MAX, &lower) < 0 ||
+            parse_decimal(&p, UINT32_MAX, &count) < 0)
+                return false;
+        if (*p == '\n')
+                p++;
+        return *p == '\0' && first == 0 && lower == 0 && count == UINT32_MAX;
+}
+
+/* ------------------------------------------------------------------ */
+/* reading /proc                                                       */
+
+static int proc_path(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int proc_path(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Line by line, because the Groups: line can be hundreds of KiB for a
+ * process with many supplementary groups. Every field must be there. */
+static int read_status(const char *path, CallerStatus *ret) {
         _cleanup_(fclosep) FILE *f = fopen(path, "re");
+        _cleanup_free_ char *line = NULL;
+        CallerStatus st = { 0 };
+        size_t size = 0;
+
         if (!f)
                 return -errno;
-
-        _cleanup_free_ char *line = NULL;
-        size_t size = 0;
         while (getline(&line, &size, f) >= 0)
-                if (strncmp(line, CAPEFF_FIELD, strlen(CAPEFF_FIELD)) == 0)
-                        return privilege_parse_capeff(line, ret);
-        return ferror(f) ? -EIO : -ENOENT;
+                if (parse_status_line(line, &st) < 0)
+                        return -EINVAL;
+        if (ferror(f))
+                return -EIO;
+        if (st.seen != (FIELD_TGID | FIELD_UID | FIELD_CAPEFF))
+                return -ENOENT;
+        *ret = st;
+        return 0;
+}
+
+static bool map_file_is_identity(const char *path) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char text[MAP_TEXT_MAX + 1];
+        ssize_t n;
+
+        if (fd < 0)
+                return false;
+        /* One read: the kernel's seq_file hands out whole lines, and one
+         * extent fits; more than fits is more than one extent. */
+        n = read(fd, text, sizeof(text));
+        if (n <= 0 || (size_t) n > MAP_TEXT_MAX)
+                return false;
+        text[n] = '\0';
+        return privilege_map_is_identity(text);
+}
+
+/* Whether the thread whose /proc directory is task_dir lives in the daemon's
+ * user namespace. */
+static bool same_user_namespace(const char *proc_root, const char *task_dir) {
+        char path[PATH_MAX];
+        struct stat own, caller;
+
+        if (proc_path(path, sizeof(path), "%s/self/ns/user", proc_root) < 0 || stat(path, &own) < 0)
+                return false;
+        if (proc_path(path, sizeof(path), "%s/ns/user", task_dir) < 0)
+                return false;
+        if (stat(path, &caller) == 0)
+                return caller.st_dev == own.st_dev && caller.st_ino == own.st_ino;
+        if (errno != EACCES && errno != EPERM)
+                return false;
+
+        /* No ptrace access to the caller: the id maps, which only the
+         * initial namespace shows as the full identity to a reader in the
+         * initial namespace (privilege.h, residual risk). */
+        if ((uint64_t) own.st_ino != PROC_USER_INIT_INO)
+                return false;
+        if (proc_path(path, sizeof(path), "%s/uid_map", task_dir) < 0 || !map_file_is_identity(path))
+                return false;
+        return proc_path(path, sizeof(path), "%s/gid_map", task_dir) == 0 && map_file_is_identity(path);
+}
+
+/* The start time (clock ticks since boot) of a process that has not exited;
+ * -ESRCH for one that is gone or a zombie. */
+static int read_start(const char *proc_root, pid_t tgid, uint64_t *ret) {
+        _cleanup_close_ int fd = -1;
+        char path[PATH_MAX], text[1024], *p, *field, *save = NULL, state;
+        uint64_t start;
+        ssize_t n;
+
+        if (kill(tgid, 0) < 0 && errno != EPERM)
+                return -errno;
+        if (proc_path(path, sizeof(path), "%s/%d/stat", proc_root, (int) tgid) < 0)
+                return -ENAMETOOLONG;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n <= 0)
+                return -EIO;
+        text[n] = '\0';
+        /* The name may hold anything, ')' too: the fields follow the last.
+         * The state is field 3, the start time field 22. */
+        p = strrchr(text, ')');
+        if (!p)
+                return -EINVAL;
+        field = strtok_r(p + 1, " ", &save);
+        if (!field || strlen(field) != 1)
+                return -EINVAL;
+        state = field[0];
+        for (int i = 4; field && i <= 22; i++)
+                field = strtok_r(NULL, " ", &save);
+        if (!field || parse_decimal((const char **) &field, UINT64_MAX, &start) < 0 || !at_line_end(field))
+                return -EINVAL;
+        if (state == 'Z' || state == 'X' || state == 'x')
+                return -ESRCH;
+        *ret = start;
+        return 0;
+}
+
+/* Holds the caller's thread group while its files are read, so that a
+ * process that took its pid meanwhile cannot pass for it: a pidfd, or
+ * where the kernel has no pidfd_open() (before 5.3, or a syscall filter or
+ * valgrind that does not know it) the process's start time, which the next
+ * owner of the pid would not share. */
+typedef struct Pin {
+        int pidfd;
+        uint64_t start;
+} Pin;
+
+static int pin_take(const char *proc_root, pid_t tgid, Pin *ret) {
+        ret->pidfd = (int) syscall(SYS_pidfd_open, tgid, 0);
+        if (ret->pidfd >= 0)
+                return 0;
+        if (errno != ENOSYS)
+                return -errno;
+        return read_start(proc_root, tgid, &ret->start);
+}
+
+static bool pin_holds(const char *proc_root, pid_t tgid, const Pin *pin) {
+        struct pollfd p = { .fd = pin->pidfd, .events = POLLIN };
+        uint64_t start;
+        int r;
+
+        if (pin->pidfd < 0)
+                return read_start(proc_root, tgid, &start) == 0 && start == pin->start;
+        /* Readable once the process has exited. */
+        do
+                r = poll(&p, 1, 0);
+        while (r < 0 && errno == EINTR);
+        return r == 0;
 }
 
 bool privilege_check(const char *proc_root, pid_t pid, uid_t uid) {
-        uint64_t capeff;
-        if (pid > 0 && read_capeff(proc_root ? proc_root : "/proc", pid, &capeff) == 0)
-                return (capeff >> CAP_SYS_ADMIN) & 1;
-        return uid == 0;
+        char path[PATH_MAX], task_dir[PATH_MAX];
+        CallerStatus st;
+        Pin pin = { .pidfd = -1 };
+        bool ok = false;
+        pid_t tgid;
+
+        if (pid <= 0)
+                return false;
+        if (!proc_root)
+                proc_root = "/proc";
+
+        /* The request names a thread; the pin needs its thread group. */
+        if (proc_path(path, sizeof(path), "%s/%d/status", proc_root, (int) pid) < 0 || read_status(path, &st) < 0)
+                return false;
+        tgid = st.tgid;
+        if (pin_take(proc_root, tgid, &pin) < 0)
+                return false;
+
+        /* From here on through the thread group: a tid that is not one of
+         * its threads is not found. Everything read must have come from the
+         * pinned process, not from one that took its pid after it exited. */
+        ok = proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) tgid, (int) pid) == 0 &&
+             proc_path(path, sizeof(path), "%s/status", task_dir) == 0 && read_status(path, &st) == 0 &&
+             st.tgid == tgid && st.fsuid == uid && ((st.capeff >> CAP_SYS_ADMIN) & 1) &&
+             same_user_namespace(proc_root, task_dir) && pin_holds(proc_root, tgid, &pin);
+        if (pin.pidfd >= 0)
+                close(pin.pidfd);
+        return ok;
 }

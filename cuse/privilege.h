@@ -1,12 +1,42 @@
 /* privilege.h - who may use the privileged random ioctls (DESIGN §3).
  *
- * Privileged = the calling process has CAP_SYS_ADMIN in its effective set, as
- * the kernel's random driver requires, read from the CapEff line of
- * /proc/PID/status. Where that cannot be read (the pid is 0 because the caller
- * lives in another pid namespace, the process is gone, /proc is not mounted),
- * uid 0 decides. The pid is the one the kernel put in the FUSE request; a pid
- * reused between the request and the read of /proc is a race the kernel's own
- * capable() check does not have (documented in truerandom(4)). */
+ * Privileged = the calling thread has CAP_SYS_ADMIN in its effective set in
+ * the daemon's own user namespace (the initial one, where truerandomd runs),
+ * which is what the kernel's capable() asks. CapEff alone is not enough: it
+ * is relative to the caller's user namespace, and anyone can make one
+ * (`unshare -Ur`) and hold every capability inside it.
+ *
+ * What the daemon reads, all under proc_root (NULL: /proc):
+ *   TID/status               Tgid of the thread the FUSE request names
+ *   TGID/task/TID/status     CapEff, and the fsuid (Uid: line), which must be
+ *                            the request's uid
+ *   TGID/task/TID/ns/user    compared (device, inode) with self/ns/user
+ *   TGID/task/TID/uid_map,   only when the ns link may not be read (below)
+ *   TGID/task/TID/gid_map
+ * and a pidfd of TGID, opened before and polled after the reads: a thread
+ * group that exited meanwhile (its pid free for reuse) is refused. Where
+ * pidfd_open() is missing (ENOSYS: kernels before 5.3, valgrind), TGID/stat
+ * stands in: its start time must not change and it must not be a zombie.
+ *
+ * The ns link needs ptrace read access to the caller, which a daemon with no
+ * capability has only for processes of its own uid. For everyone else
+ * (root's processes included) the daemon falls back on the id maps, which
+ * anyone may read: a caller counts as being in the initial user namespace
+ * when its uid_map and gid_map are both the single full identity extent
+ * "0 0 4294967295" and the daemon's own namespace is the initial one (its
+ * ns inode is the kernel's fixed PROC_USER_INIT_INO). Residual risk, as
+ * measured on Linux 6.1 and 6.18: a child namespace whose maps are the full
+ * identity reads the same. Only a process holding CAP_SETUID and CAP_SETGID
+ * in the initial namespace can write such maps, so the fallback admits a
+ * holder of those two capabilities who lacks CAP_SYS_ADMIN; truerandom(4)
+ * says so. Everything that cannot be read or parsed is unprivileged (fail
+ * closed), and so is pid 0 (a caller in another pid namespace).
+ *
+ * The kernel holds the calling thread in its request until the reply, even
+ * against SIGKILL (fs/fuse/dev.c, request_wait_answer), so during the
+ * synchronous check the thread id cannot be reused; the pidfd and the fsuid
+ * comparison are a second line for what a reused pid would look like.
+ * Flow: CUSE ioctl -> [privilege] -> rndioctl-decoded operation. */
 #pragma once
 
 #include <stdbool.h>
@@ -17,5 +47,9 @@
  * -EINVAL if malformed. */
 int privilege_parse_capeff(const char *status_text, uint64_t *ret_capeff);
 
-/* proc_root NULL = "/proc". */
+/* Whether a /proc/PID/uid_map or gid_map text is exactly one extent mapping
+ * every id to itself ("0 0 4294967295"), as the initial namespace's is. */
+bool privilege_map_is_identity(const char *map_text);
+
+/* pid: the thread id of the FUSE request; uid: its uid. */
 bool privilege_check(const char *proc_root, pid_t pid, uid_t uid);

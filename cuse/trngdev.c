@@ -1,12 +1,16 @@
 /* trngdev.c - /dev/truerandom: full-entropy blocks, each to one reader once.
  *
+ * Opening it takes uid 0 or the device's group, checked here whatever the
+ * node's mode, and a uid other than root holds a bounded number of files.
  * A read returns 1..n bytes as soon as at least one block is there (short
- * reads, as the old /dev/random). Bytes come from 32-byte store blocks; the
- * unserved tail of a block is erased, never handed to anybody else. When
- * nothing is there the read parks in the fair queue; cusehub_pump() later
- * deals the store's blocks one at a time, round robin across uids, and
- * answers every read that got any. An interrupted read loses nothing: it got
- * no bytes yet. Closed (not enough healthy sources): it stalls, fails closed.
+ * reads, as the old /dev/random), at most one request's worth per read(2).
+ * Bytes come from 32-byte store blocks; the unserved tail of a block is
+ * erased, never handed to anybody else. When nothing is there the read
+ * parks in the fair queue, within the per-uid bounds (cusedev_park()); the
+ * hub's pump (through trngdev_ops) later deals the store's blocks one at a
+ * time, round robin across uids, and answers every read that got any. An
+ * interrupted read loses nothing: it got no bytes yet. Closed (not enough
+ * healthy sources): it stalls, fails closed.
  * Flow: store -> [fair queue -> reply] -> reader. */
 #include "cusedev-internal.h"
 
@@ -22,29 +26,6 @@
 
 #define BLOCK STORE_BLOCK_SIZE
 #define SCRATCH_BLOCKS (CUSE_MAX_REPLY / BLOCK)
-
-int trngdev_init(CuseDev *dev) {
-        return fairq_new(&dev->fq);
-}
-
-void trngdev_done(CuseDev *dev) {
-        dev->fq = fairq_free(dev->fq);
-}
-
-void trngdev_unpark(Parked *p) {
-        fairq_remove(p->dev->fq, &p->fair);
-        p->dev->n_parked--;
-}
-
-void trngdev_fail_parked(CuseDev *dev, int err) {
-        FairEntry *e;
-
-        while ((e = fairq_pop(dev->fq))) {
-                Parked *p = FAIRQ_ENTRY_OF(e, Parked, fair);
-                dev->n_parked--;
-                parked_reply_err(p, err);
-        }
-}
 
 /* Takes up to n_blocks blocks into out and returns how many bytes of them
  * go to a reader of size bytes. Blocks can vanish between store_fill() and
@@ -68,13 +49,15 @@ static void reply_bytes(CuseDev *dev, fuse_req_t req, const uint8_t *buf, size_t
         dev->bytes_served += n;
 }
 
-void trngdev_pump(CuseDev *dev) {
+/* Deals the store's blocks to the waiting reads. */
+static void serve_parked(CuseDev *dev) {
         CuseHub *hub = dev->hub;
         bool served = false;
 
         while (fairq_size(dev->fq) > 0) {
                 size_t avail = MIN(store_fill(hub->store), (size_t)SCRATCH_BLOCKS);
-                Parked *touched = NULL, **tail = &touched;
+                STAILQ_HEAD(, Parked) touched = STAILQ_HEAD_INITIALIZER(touched);
+                Parked *p;
                 size_t off = 0;
 
                 if (avail == 0)
@@ -83,27 +66,22 @@ void trngdev_pump(CuseDev *dev) {
                  * read that has all it asked for leaves the queue. */
                 for (size_t i = 0; i < avail; i++) {
                         FairEntry *e = fairq_next(dev->fq);
-                        Parked *p;
                         if (!e)
                                 break;
                         p = FAIRQ_ENTRY_OF(e, Parked, fair);
                         /* Replies go out in the order readers got their
                          * first block. */
-                        if (p->plan_blocks++ == 0) {
-                                p->touched = NULL;
-                                *tail = p;
-                                tail = &p->touched;
-                        }
+                        if (p->plan_blocks++ == 0)
+                                STAILQ_INSERT_TAIL(&touched, p, touched);
                         if (p->plan_blocks * BLOCK >= p->size)
                                 fairq_remove(dev->fq, e);
                 }
                 /* Every read that got a block is answered now, in full or
                  * short; the rest stay queued for the next blocks. */
-                while (touched) {
-                        Parked *p = touched;
+                while ((p = STAILQ_FIRST(&touched))) {
                         size_t n;
 
-                        touched = p->touched;
+                        STAILQ_REMOVE_HEAD(&touched, touched);
                         fairq_remove(dev->fq, &p->fair);
                         n = take_blocks(dev, hub->scratch + off, p->plan_blocks, p->size);
                         p->plan_blocks = 0;
@@ -129,23 +107,39 @@ void trngdev_pump(CuseDev *dev) {
                 cusehub_demand_changed(hub);
 }
 
+static void trng_pump(CuseDev *dev) {
+        CuseHub *hub = dev->hub;
+
+        if (!hub->trng_open)
+                return;
+        serve_parked(dev);
+        if (store_fill(hub->store) > 0)
+                cusedev_notify_pollers(dev);
+}
+
+static bool trng_wants_blocks(const CuseDev *dev) {
+        return dev->n_parked > 0;
+}
+
 static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
-        Parked *p;
 
         dev->reads++;
         if (hub->shutting_down) {
                 fuse_reply_err(req, hub->shutdown_err);
                 return;
         }
-        if (size == 0) {
+        /* CUSE starts every read(2) at offset 0: more is the kernel coming
+         * back after a full first request. One request's worth per call
+         * (truerandom(4)): the empty reply ends the call with what it has. */
+        if (size == 0 || off > 0) {
                 fuse_reply_buf(req, NULL, 0);
                 return;
         }
         size = MIN(size, (size_t)CUSE_MAX_REPLY);
         /* A due CRNG seed takes its block before any reader does. */
-        crngdev_seed_if_due(hub);
+        cusehub_seed_if_due(hub);
         if (hub->trng_open && fairq_size(dev->fq) == 0 && store_fill(hub->store) > 0) {
                 size_t want = (size + BLOCK - 1) / BLOCK;
                 size_t n = take_blocks(dev, hub->scratch, MIN(want, store_fill(hub->store)), size);
@@ -161,29 +155,76 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, EAGAIN);
                 return;
         }
-        if (dev->n_parked >= hub->params.max_parked) {
-                /* Bounded memory: beyond the bound a reader is told to come
-                 * back rather than growing the queue. */
-                dev->eagain++;
-                fuse_reply_err(req, EAGAIN);
-                return;
-        }
-        p = parked_new(dev, req, size);
-        if (!p) {
-                fuse_reply_err(req, ENOMEM);
-                return;
-        }
-        if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
-                parked_reply_err(p, ENOMEM);
-                return;
-        }
-        dev->n_parked++;
-        if (!parked_arm(p))
+        if (!cusedev_park(dev, req, size))
                 return;
         cusehub_demand_changed(hub);
         /* Blocks may be waiting behind readers that were queued before. */
         if (hub->trng_open && store_fill(hub->store) > 0)
-                trngdev_pump(dev);
+                serve_parked(dev);
+}
+
+/* Whether the caller may open /dev/truerandom: 0, -EACCES, -ENOMEM. The
+ * kernel checks the node's mode first, but a wrong mode (0444 by mistake,
+ * a missing udev rule) must not open the pool, so the daemon asks too
+ * (DESIGN §3): uid 0, or the device's group as the caller's gid or one of
+ * its supplementary groups. The request carries the fsuid and fsgid;
+ * supplementary groups only libfuse's fuse_req_getgroups() tells, from
+ * /proc/PID/task/PID/status (in 3.14 with no proc_root to redirect it, so
+ * the protocol tests wrap it). Whatever cannot be read fails closed: pid 0
+ * (a caller in a pid namespace we do not see), a caller gone, a /proc that
+ * hides other users' processes (hidepid=1 or 2 and a daemon that is not
+ * root). The groups are read a moment after the open, so a pid reused in
+ * between is a race the kernel's own check does not have. */
+static int caller_in_group(CuseDev *dev, fuse_req_t req) {
+        const struct fuse_ctx *ctx = fuse_req_ctx(req);
+        _cleanup_free_ gid_t *groups = NULL;
+        int n = 16, r;
+
+        if (ctx->uid == 0)
+                return 0;
+        if (dev->gid == (gid_t)-1)
+                return -EACCES;
+        if (ctx->gid == dev->gid)
+                return 0;
+        if (ctx->pid <= 0)
+                return -EACCES;
+        for (;;) {
+                gid_t *more = reallocarray(groups, (size_t)n, sizeof(*groups));
+
+                if (!more)
+                        return -ENOMEM;
+                groups = more;
+                r = fuse_req_getgroups(req, n, groups);
+                if (r < 0)
+                        return r == -ENOMEM ? -ENOMEM : -EACCES;
+                if (r <= n)
+                        break;
+                /* More groups than room: ask again with room for all. */
+                n = r;
+        }
+        for (int i = 0; i < r; i++)
+                if (groups[i] == dev->gid)
+                        return 0;
+        return -EACCES;
+}
+
+static void trng_open(fuse_req_t req, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+        uint32_t uid = fuse_req_ctx(req)->uid;
+        int r = caller_in_group(dev, req);
+
+        if (r < 0) {
+                fuse_reply_err(req, -r);
+                return;
+        }
+        /* Each open file costs the daemon memory: bounded per uid, root
+         * aside. (The drop-ins are not bounded: they stand in for the
+         * kernel's devices, which every process of a service may hold.) */
+        if (uid != 0 && uidcount_get(&dev->open_by_uid, uid) >= dev->hub->params.limits.max_open_per_uid) {
+                fuse_reply_err(req, EMFILE);
+                return;
+        }
+        cusedev_op_open(req, fi);
 }
 
 static void trng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
@@ -222,12 +263,18 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         fuse_reply_ioctl(req, 0, &bits, sizeof(bits));
 }
 
-const struct cuse_lowlevel_ops trngdev_ops = {
+static const struct cuse_lowlevel_ops trng_requests = {
         .init_done = cusedev_op_init_done,
-        .open = cusedev_op_open,
+        .open = trng_open,
         .release = cusedev_op_release,
         .read = trng_read,
         .write = trng_write,
         .poll = trng_poll,
         .ioctl = trng_ioctl,
+};
+
+const CuseDevOps trngdev_ops = {
+        .requests = &trng_requests,
+        .pump = trng_pump,
+        .wants_blocks = trng_wants_blocks,
 };

@@ -26,6 +26,13 @@
 #include <strings.h>
 #include <sys/un.h>
 
+/* The waiting reads of a device are shared out so that eight uids at their
+ * quota and root's reserve (one quota more) fit in max_parked: however many
+ * readers one uid starts, every other uid can park as long as fewer than
+ * eight hold their full quota, and root always can (issue 12). So the
+ * default max_parked_per_uid is max_parked / 9, and a value set by hand is
+ * held to it too. */
+#define PARKED_SHARES 9U
 #define NAME_LEN_MAX 64
 #define GROUP_LEN_MAX 32
 #define CREDIT_MBITS_MAX 8000U
@@ -37,12 +44,15 @@ typedef enum KeyType {
         KEY_NAME,       /* char *: a CUSE device name */
         KEY_NAME_NONE,  /* char *: a CUSE device name, or empty/"none" for NULL */
         KEY_GROUP,      /* char *: group name or number, resolved by the daemon */
+        KEY_USER,       /* char *: user name or number, resolved by the daemon */
         KEY_MODE,       /* mode_t, octal */
         KEY_BOOL,       /* bool */
         KEY_UNSIGNED,   /* unsigned in [min, max] */
         KEY_U64,        /* uint64_t in [min, max] */
         KEY_KIB,        /* size_t bytes, written in KiB in [min, max] */
         KEY_CREDIT,     /* uint32_t millibits */
+        KEY_CREDIT_AUTO, /* uint32_t millibits in SourceConfig.credit_mbits, or auto */
+        KEY_SECONDS,    /* unsigned milliseconds, written in seconds with up to 3 decimals, <= max */
         KEY_PATH,       /* char *: absolute path */
         KEY_PATH_NONE,  /* char *: absolute path, or "none" for NULL */
         KEY_SOCKET,     /* char *: absolute path that fits sockaddr_un */
@@ -69,16 +79,24 @@ static const Key keys[] = {
         DEVICE(trng_mode, KEY_MODE, 0, 0),
         DEVICE(random_mode, KEY_MODE, 0, 0),
         DEVICE(dropin, KEY_BOOL, 0, 0),
-        DEVICE(max_parked, KEY_UNSIGNED, 1, 1000000),
+        DEVICE(max_parked, KEY_UNSIGNED, PARKED_SHARES, 1000000),
+        DEVICE(max_parked_per_uid, KEY_UNSIGNED, 1, 1000000 / PARKED_SHARES),
+        DEVICE(max_open_per_uid, KEY_UNSIGNED, 1, 1000000),
         DEVICE(null_name, KEY_NAME_NONE, 0, 0),
         POOL(store_blocks, 1, 1048576),
         POOL(low_water, 0, 1048575),
         POOL(min_healthy, 1, _CONFIG_SOURCE_MAX - 1),     /* every source but kernel */
         POOL(start_delay_ms, 0, 600000),
         { "crng", "reseed_interval", KEY_UNSIGNED, offsetof(Config, reseed_interval), 1, 86400 },
+        { "crng", "min_reseed_interval", KEY_SECONDS, offsetof(Config, min_reseed_interval_ms), 0, 3600000 },
         { "control", "socket", KEY_SOCKET, offsetof(Config, socket_path), 0, 0 },
+        { "assessment", "samples", KEY_UNSIGNED, offsetof(Config, assess_samples), CONFIG_ASSESS_SAMPLES_MIN,
+          CONFIG_ASSESS_SAMPLES_MAX },
+        { "assessment", "state_directory", KEY_PATH, offsetof(Config, state_directory), 0, 0 },
+        { "daemon", "user", KEY_USER, offsetof(Config, user), 0, 0 },
         SOURCE(JITTER, "jitter", "enable", enable, KEY_BOOL, 0, 0),
-        SOURCE(JITTER, "jitter", "credit", credit_mbits, KEY_CREDIT, 0, 0),
+        SOURCE(JITTER, "jitter", "credit", credit_mbits, KEY_CREDIT_AUTO, 0, 0),
+        SOURCE(JITTER, "jitter", "credit_cap", credit_cap_mbits, KEY_CREDIT, 0, 0),
         SOURCE(JITTER, "jitter", "buffer_kib", jitter_buffer, KEY_KIB, 64, 262144),
         SOURCE(JITTER, "jitter", "accesses", jitter_accesses, KEY_UNSIGNED, 1, 65536),
         SOURCE(RDSEED, "rdseed", "enable", enable, KEY_BOOL, 0, 0),
@@ -88,7 +106,8 @@ static const Key keys[] = {
         SOURCE(HWRNG, "hwrng", "path", path, KEY_PATH, 0, 0),
         SOURCE(KERNEL, "kernel", "enable", enable, KEY_BOOL, 0, 0),
         SOURCE(FILE, "file", "enable", enable, KEY_BOOL, 0, 0),
-        SOURCE(FILE, "file", "credit", credit_mbits, KEY_CREDIT, 0, 0),
+        SOURCE(FILE, "file", "credit", credit_mbits, KEY_CREDIT_AUTO, 0, 0),
+        SOURCE(FILE, "file", "credit_cap", credit_cap_mbits, KEY_CREDIT, 0, 0),
         SOURCE(FILE, "file", "path", path, KEY_PATH_NONE, 0, 0),
         SOURCE(FILE, "file", "loop", loop, KEY_BOOL, 0, 0),
         SOURCE(FILE, "file", "rate", rate, KEY_U64, 0, 1000000000),
@@ -98,7 +117,7 @@ enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
 _Static_assert(NKEYS <= 64, "a uint64_t marks the keys seen");
 
 static const char *const sections[] = {
-        "device", "pool", "crng", "control",
+        "device", "pool", "crng", "control", "daemon", "assessment",
         "source.jitter", "source.rdseed", "source.hwrng", "source.kernel", "source.file",
 };
 
@@ -109,6 +128,12 @@ static const char *const source_names[_CONFIG_SOURCE_MAX] = {
         [CONFIG_SOURCE_KERNEL] = "kernel",
         [CONFIG_SOURCE_FILE] = "file",
 };
+
+unsigned config_max_parked_per_uid(const Config *c) {
+        if (c->max_parked_per_uid)
+                return c->max_parked_per_uid;
+        return c->max_parked >= PARKED_SHARES ? c->max_parked / PARKED_SHARES : 1;
+}
 
 const char *config_source_name(ConfigSource s) {
         return (unsigned) s < _CONFIG_SOURCE_MAX ? source_names[s] : NULL;
@@ -130,6 +155,8 @@ void config_done(Config *c) {
         free(c->null_name);
         free(c->group);
         free(c->socket_path);
+        free(c->state_directory);
+        free(c->user);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 free(c->source[i].path);
         *c = (Config) { 0 };
@@ -141,20 +168,25 @@ int config_init_defaults(Config *ret) {
                 .random_mode = 0666,
                 .dropin = true,
                 .max_parked = 16384,
+                .max_open_per_uid = 1024,
                 .store_blocks = 1024,
                 .low_water = 256,
                 .min_healthy = 1,
                 .start_delay_ms = 0,
                 .reseed_interval = 60,
+                .assess_samples = CONFIG_ASSESS_SAMPLES_DEFAULT,
+                .min_reseed_interval_ms = 1000,
                 .source = {
+                        /* Measured where it runs; at most 1 bit per sample
+                         * whatever the estimators say (docs/ENTROPY.md). */
                         [CONFIG_SOURCE_JITTER] = {
-                                .enable = true, .credit_mbits = 150,
+                                .enable = true, .credit_auto = true, .credit_cap_mbits = 1000,
                                 .jitter_buffer = 4096 * 1024, .jitter_accesses = 64,
                         },
                         [CONFIG_SOURCE_RDSEED] = { .enable = true, .credit_mbits = 250 },
                         [CONFIG_SOURCE_HWRNG] = { .enable = true, .credit_mbits = 4000 },
                         [CONFIG_SOURCE_KERNEL] = { .enable = true },
-                        [CONFIG_SOURCE_FILE] = { .enable = false },
+                        [CONFIG_SOURCE_FILE] = { .enable = false, .credit_cap_mbits = 8000 },
                 },
         };
 
@@ -163,9 +195,11 @@ int config_init_defaults(Config *ret) {
         c.urandom_name = strdup("truerandom-urandom");
         c.group = strdup("truerandom");
         c.socket_path = strdup(RUNSTATEDIR "/truerandomd/control");
+        c.state_directory = strdup(STATEDIR);
+        c.user = strdup("truerandomd");
         c.source[CONFIG_SOURCE_HWRNG].path = strdup("/dev/hwrng");
-        if (!c.trng_name || !c.random_name || !c.urandom_name || !c.group || !c.socket_path ||
-            !c.source[CONFIG_SOURCE_HWRNG].path) {
+        if (!c.trng_name || !c.random_name || !c.urandom_name || !c.group || !c.socket_path || !c.user ||
+            !c.state_directory || !c.source[CONFIG_SOURCE_HWRNG].path) {
                 config_done(&c);
                 return -ENOMEM;
         }
@@ -227,16 +261,17 @@ static int parse_mode(const char *s, mode_t *ret) {
         return 0;
 }
 
-/* "I[.F]" with I <= 8; millibits, further decimals dropped so that the
- * credit never exceeds what was written; 8 itself only with a zero fraction. */
-static int parse_credit(const char *s, uint32_t *ret) {
+/* "I[.F]": a decimal number in thousandths, further decimals dropped so
+ * that the value never exceeds what was written; at most max thousandths,
+ * and the largest whole value itself only with a zero fraction. */
+static int parse_milli(const char *s, uint32_t max, uint32_t *ret) {
         uint32_t whole = 0, frac = 0;
         bool frac_nonzero = false;
         size_t digits = 0;
 
         for (; *s >= '0' && *s <= '9'; s++, digits++) {
                 whole = whole * 10 + (uint32_t) (*s - '0');
-                if (whole > CREDIT_MBITS_MAX / 1000)
+                if (whole > max / 1000)
                         return -ERANGE;
         }
         if (digits == 0)
@@ -255,7 +290,7 @@ static int parse_credit(const char *s, uint32_t *ret) {
         }
         if (*s)
                 return -EINVAL;
-        if (whole * 1000 == CREDIT_MBITS_MAX && frac_nonzero)
+        if (whole * 1000 + frac > max || (whole * 1000 == max && frac_nonzero))
                 return -ERANGE;
         *ret = whole * 1000 + frac;
         return 0;
@@ -269,7 +304,7 @@ static bool valid_name(const char *s) {
         return n > 0 && n <= NAME_LEN_MAX && s[n] == '\0' && s[0] != '.' && s[0] != '-';
 }
 
-/* A name as useradd accepts it, or a gid (not (gid_t) -1). */
+/* A name as useradd and groupadd accept it, or an id (not (uid_t) -1). */
 static bool valid_group(const char *s) {
         uint64_t gid;
         size_t n;
@@ -418,8 +453,10 @@ static int apply(Parser *p, const Key *k, const char *value) {
                 }
                 return set_string(field, value);
         case KEY_GROUP:
+        case KEY_USER:
                 if (!valid_group(value)) {
-                        fail(p, -EINVAL, p->lineno, "%s must be a group name or a number", name);
+                        fail(p, -EINVAL, p->lineno, "%s must be a %s name or a number", name,
+                             k->type == KEY_USER ? "user" : "group");
                         return -EINVAL;
                 }
                 return set_string(field, value);
@@ -452,8 +489,38 @@ static int apply(Parser *p, const Key *k, const char *value) {
                         *(size_t *) field = (size_t) v * 1024;
                 return 0;
         case KEY_CREDIT:
-                if (parse_credit(value, field) < 0) {
+                if (strcmp(value, "auto") == 0 && strcmp(name, "credit") == 0) {
+                        fail(p, -EINVAL, p->lineno,
+                             "credit = auto measures raw noise, and [%s] gives conditioned output the estimators "
+                             "cannot judge: give a number of bits",
+                             k->section);
+                        return -EINVAL;
+                }
+                if (parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
                         fail(p, -EINVAL, p->lineno, "%s must be a decimal number of bits in [0, 8]", name);
+                        return -EINVAL;
+                }
+                return 0;
+        case KEY_CREDIT_AUTO: {
+                SourceConfig *sc = (SourceConfig *) ((uint8_t *) field - offsetof(SourceConfig, credit_mbits));
+
+                if (strcmp(value, "auto") == 0) {
+                        sc->credit_auto = true;
+                        sc->credit_mbits = 0;
+                        return 0;
+                }
+                if (parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
+                        fail(p, -EINVAL, p->lineno, "%s must be auto or a decimal number of bits in [0, 8]", name);
+                        return -EINVAL;
+                }
+                sc->credit_auto = false;
+                return 0;
+        }
+        case KEY_SECONDS:
+                if (parse_milli(value, (uint32_t) k->max, field) < 0) {
+                        fail(p, -EINVAL, p->lineno,
+                             "%s must be a decimal number of seconds in [%llu, %llu], at most 3 decimals", name,
+                             (unsigned long long) k->min / 1000, (unsigned long long) k->max / 1000);
                         return -EINVAL;
                 }
                 return 0;
@@ -535,6 +602,16 @@ static void check(Parser *p) {
         const Config *c = p->config;
         const SourceConfig *file = &c->source[CONFIG_SOURCE_FILE];
 
+        /* A floor above the period would quietly make the periodic reseeds
+         * rarer than configured. */
+        if (c->min_reseed_interval_ms > c->reseed_interval * 1000U)
+                fail(p, -EINVAL, later_line(p, "crng", "min_reseed_interval", "reseed_interval"),
+                     "min_reseed_interval must be at most reseed_interval (%u.%03u s > %u s)",
+                     c->min_reseed_interval_ms / 1000, c->min_reseed_interval_ms % 1000, c->reseed_interval);
+        if (c->max_parked_per_uid && c->max_parked_per_uid > c->max_parked / PARKED_SHARES)
+                fail(p, -EINVAL, later_line(p, "device", "max_parked_per_uid", "max_parked"),
+                     "max_parked_per_uid must be at most max_parked / %u (%u), so that 8 uids and root can always "
+                     "park a read", PARKED_SHARES, c->max_parked / PARKED_SHARES);
         if (c->low_water >= c->store_blocks)
                 fail(p, -EINVAL, later_line(p, "pool", "low_water", "store_blocks"),
                      "low_water must be < store_blocks (%u >= %u)", c->low_water, c->store_blocks);
@@ -558,9 +635,27 @@ static void check(Parser *p) {
         if (file->enable && !file->path)
                 fail(p, -EINVAL, later_line(p, "source.file", "enable", "path"),
                      "source.file is enabled but has no path");
-        if (file->enable && file->credit_mbits == 0)
+        if (file->enable && file->credit_mbits == 0 && !file->credit_auto)
                 fail(p, -EINVAL, later_line(p, "source.file", "enable", "credit"),
                      "source.file is enabled but its credit is 0");
+
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                const SourceConfig *sc = &c->source[s];
+                char section[32];
+                int cap;
+
+                snprintf(section, sizeof(section), "source.%s", source_names[s]);
+                cap = key_index(section, "credit_cap");
+                if (cap < 0 || !(p->seen & (UINT64_C(1) << cap)))
+                        continue;
+                /* A cap that could never apply would only mislead. */
+                if (!sc->credit_auto)
+                        fail(p, -EINVAL, later_line(p, section, "credit", "credit_cap"),
+                             "credit_cap applies to credit = auto only, and credit is a number here");
+                else if (sc->credit_cap_mbits == 0)
+                        fail(p, -EINVAL, p->key_line[cap],
+                             "credit_cap = 0 would credit nothing: set credit = 0 (or enable = no) instead");
+        }
 }
 
 static char *format_error(const Parser *p) {
@@ -606,6 +701,7 @@ int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error
                 if (!p.error)
                         check(&p);
                 c.group_line = p.key_line[key_index("device", "group")];
+                c.user_line = p.key_line[key_index("daemon", "user")];
                 for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
                         char section[32];
                         int k;

@@ -8,19 +8,30 @@
  *   [device]   trng_name, random_name, urandom_name (CUSE DEVNAMEs),
  *              group (name or number), trng_mode, random_mode (octal),
  *              dropin = yes|no (serve the two CRNG devices),
- *              max_parked (waiting reads per device),
+ *              max_parked (waiting reads per device), max_parked_per_uid
+ *              (of them one uid's but root's; default max_parked / 9),
+ *              max_open_per_uid (/dev/truerandom files of one uid but root),
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
- *   [crng]     reseed_interval (seconds)
+ *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
+ *              3 decimals: the least time between reseeds that take a block)
  *   [control]  socket (path)
- *   [source.jitter]  enable, credit (bits per sample), buffer_kib, accesses
+ *   [daemon]   user (name or number): who truerandomd runs as after set-up
+ *              when started as root; never root
+ *   [assessment] samples, state_directory (where credit = auto keeps what
+ *              it measured: assessment.json)
+ *   [source.jitter]  enable, credit (bits per sample, or auto), credit_cap,
+ *                    buffer_kib, accesses
  *   [source.rdseed]  enable, credit
  *   [source.hwrng]   enable, credit (cap on what rng_quality justifies), path
  *   [source.kernel]  enable        (never credited)
- *   [source.file]    enable, credit, path, loop, rate (samples/s)
+ *   [source.file]    enable, credit (or auto), credit_cap, path, loop,
+ *                    rate (samples/s)
  * credit is decimal bits per 8-bit sample in [0, 8], kept in millibits,
- * rounded down (never more than written). */
+ * rounded down (never more than written); or `auto`: half the SP 800-90B
+ * estimate measured on this machine, at most credit_cap (only for sources
+ * whose raw noise the estimators can judge: jitter and file). */
 #pragma once
 
 #include <stdbool.h>
@@ -29,6 +40,12 @@
 #include <sys/types.h>
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/truerandomd.conf"
+/* [assessment] samples: SP 800-90B asks for 1,000,000; fewer make the
+ * estimates less certain (the tests use fewer to stay quick), more cost
+ * about 270 MB of memory per million while the estimators run. */
+#define CONFIG_ASSESS_SAMPLES_DEFAULT 1000000U
+#define CONFIG_ASSESS_SAMPLES_MIN 10000U
+#define CONFIG_ASSESS_SAMPLES_MAX 10000000U
 
 typedef enum ConfigSource {
         CONFIG_SOURCE_JITTER,
@@ -41,7 +58,9 @@ typedef enum ConfigSource {
 
 typedef struct SourceConfig {
         bool enable;
-        uint32_t credit_mbits;
+        uint32_t credit_mbits;     /* explicit credit; 0 with credit_auto */
+        bool credit_auto;          /* credit = auto */
+        uint32_t credit_cap_mbits; /* the most credit = auto may give */
         char *path;                /* hwrng, file */
         bool loop;                 /* file */
         uint64_t rate;             /* file */
@@ -62,6 +81,8 @@ typedef struct Config {
         mode_t random_mode;
         bool dropin;
         unsigned max_parked;
+        unsigned max_parked_per_uid; /* 0: unset, max_parked / 9 (config_max_parked_per_uid()) */
+        unsigned max_open_per_uid;
         char *null_name;           /* NULL: no null device */
 
         unsigned store_blocks;
@@ -70,8 +91,14 @@ typedef struct Config {
         unsigned start_delay_ms;
 
         unsigned reseed_interval;
+        unsigned min_reseed_interval_ms;
 
         char *socket_path;
+
+        unsigned assess_samples;
+        char *state_directory;
+        char *user;
+        unsigned user_line;        /* 0: the default */
 
         SourceConfig source[_CONFIG_SOURCE_MAX];
 } Config;
@@ -87,5 +114,9 @@ int config_init_defaults(Config *c);
 int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error);
 
 void config_done(Config *c);
+
+/* The quota of waiting reads per uid in effect: as set, else max_parked / 9
+ * (at least 1). */
+unsigned config_max_parked_per_uid(const Config *c);
 
 const char *config_source_name(ConfigSource s);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,7 +47,7 @@ typedef struct Export Export;
 
 struct Conn {
         Control *control;
-        Conn *prev, *next;
+        LIST_ENTRY(Conn) link;
         int fd;
         uid_t uid;
         sd_event_source *io, *deadline;
@@ -56,11 +57,12 @@ struct Conn {
 
 struct Export {
         Control *control;
-        Export *next;
+        LIST_ENTRY(Export) link;
         pthread_t thread;
         int fd;
         const SourceOps *ops;
         SourceParams params;
+        SelftestResult selftest;   /* the last open's, params.selftest points here */
         char *path, *sysfs_dir;    /* copies: a reload may free the config's */
         char name[CTL_SOURCE_NAME_MAX + 1];
         uint64_t samples;
@@ -78,9 +80,9 @@ struct Control {
         ino_t ino;
         int listen_fd;
         sd_event_source *listen_source, *accept_pause;
-        Conn *conns;
+        LIST_HEAD(, Conn) conns;
         unsigned n_conns;
-        Export *exports;
+        LIST_HEAD(, Export) exports;
         unsigned n_exports;
         int stop_fd;
         int done_fd;
@@ -90,6 +92,14 @@ struct Control {
 static const char *errno_text(int r, char *buf, size_t size) {
         /* GNU strerror_r: thread-safe, returns the text. */
         return strerror_r(r < 0 ? -r : r, buf, size);
+}
+
+/* Why a source cannot be opened now that it could at start: the daemon
+ * gave up root after set-up. "" otherwise. */
+static const char *open_hint(int r) {
+        if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
+                return "";
+        return " (truerandomd runs without root since set-up: give its user read access, or restart it)";
 }
 
 /* A unix socket closed with unread packets resets its peer, and the reset
@@ -109,12 +119,7 @@ static void close_drained(int fd) {
 static void conn_free(Conn *conn) {
         Control *c = conn->control;
 
-        if (conn->prev)
-                conn->prev->next = conn->next;
-        else
-                c->conns = conn->next;
-        if (conn->next)
-                conn->next->prev = conn->prev;
+        LIST_REMOVE(conn, link);
         c->n_conns--;
         conn->io = sd_event_source_disable_unref(conn->io);
         conn->deadline = sd_event_source_disable_unref(conn->deadline);
@@ -295,20 +300,16 @@ static int on_conn_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int conn_new(Control *c, int fd) {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+static int conn_new(Control *c, int fd, uid_t uid) {
         Conn *conn;
         int r;
 
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return -errno;
         conn = calloc(1, sizeof(*conn));
         if (!conn)
                 return -ENOMEM;
         conn->control = c;
         conn->fd = fd;
-        conn->uid = cred.uid;
+        conn->uid = uid;
         r = sd_event_add_io(c->event, &conn->io, fd, EPOLLIN | EPOLLRDHUP, on_conn_io, conn);
         if (r >= 0)
                 r = sd_event_add_time_relative(c->event, &conn->deadline, CLOCK_MONOTONIC, CONTROL_DEADLINE_USEC, 0,
@@ -318,10 +319,7 @@ static int conn_new(Control *c, int fd) {
                 free(conn);
                 return r;
         }
-        conn->next = c->conns;
-        if (c->conns)
-                c->conns->prev = conn;
-        c->conns = conn;
+        LIST_INSERT_HEAD(&c->conns, conn, link);
         c->n_conns++;
         return 0;
 }
@@ -349,11 +347,59 @@ static void pause_accepting(Control *c) {
                 (void) sd_event_source_set_enabled(c->listen_source, SD_EVENT_ON);
 }
 
+static unsigned conns_of(const Control *c, uid_t uid) {
+        unsigned n = 0;
+        Conn *conn;
+
+        LIST_FOREACH(conn, &c->conns, link)
+                n += conn->uid == uid;
+        return n;
+}
+
+/* Why a new connection of uid is refused (control.h has the bounds), or
+ * NULL. What a uid holds is counted on the list: it has 16 entries at most. */
+static const char *conn_refused(const Control *c, uid_t uid, char *buf, size_t size) {
+        unsigned mine;
+
+        if (c->n_conns >= CONTROL_MAX_CONNECTIONS) {
+                snprintf(buf, size, "all %u control connections are taken", CONTROL_MAX_CONNECTIONS);
+                return buf;
+        }
+        if (uid == 0)
+                return NULL;
+        if (c->n_conns - conns_of(c, 0) >= CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) {
+                snprintf(buf, size, "the control connections left are kept for root");
+                return buf;
+        }
+        mine = conns_of(c, uid);
+        if (mine >= CONTROL_MAX_PER_UID) {
+                snprintf(buf, size, "uid %u holds %u control connections, the most one uid may", (unsigned) uid,
+                         mine);
+                return buf;
+        }
+        return NULL;
+}
+
+/* The one reply a refused connection gets, sent at once; the client may
+ * have sent its request or not yet (truerandomctl reads this either way). */
+static void refuse_busy(int fd, const char *why) {
+        char msg[CTL_ERROR_TEXT_MAX + 64];
+        ssize_t n = ctl_reply_format_error(CTL_ERROR_BUSY, why, msg, sizeof(msg));
+
+        if (n > 0)
+                (void) !send(fd, msg, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
+        close_drained(fd);
+}
+
 static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Control *c = userdata;
 
         for (unsigned i = 0; i < CONTROL_BACKLOG; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                struct ucred cred;
+                socklen_t len = sizeof(cred);
+                const char *why;
+                char buf[128];
 
                 if (cfd < 0) {
                         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -362,16 +408,14 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                                 continue;
                         return 0;
                 }
-                if (c->n_conns >= CONTROL_MAX_CONNECTIONS) {
-                        char msg[128];
-                        ssize_t n = ctl_reply_format_error(CTL_ERROR_BUSY, "too many control connections", msg,
-                                                           sizeof(msg));
-                        if (n > 0)
-                                (void) !send(cfd, msg, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
-                        close_drained(cfd);
+                if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                        close(cfd);
                         continue;
                 }
-                if (conn_new(c, cfd) < 0)
+                why = conn_refused(c, cred.uid, buf, sizeof(buf));
+                if (why)
+                        refuse_busy(cfd, why);
+                else if (conn_new(c, cfd, cred.uid) < 0)
                         close(cfd);
         }
         return 0;
@@ -486,16 +530,26 @@ static void export_final_error(Export *e, CtlError code, const char *fmt, ...) {
                 (void) export_send(e, msg, (size_t) n);
 }
 
+/* Why an open failed: a failed self-test says which check and its figure. */
+static const char *open_error_text(Export *e, int r, char *buf, size_t size) {
+        char what[CTL_ERROR_TEXT_MAX];
+
+        if (r != -EDOM || !e->selftest.run || e->selftest.reason == SELFTEST_PASSED)
+                return errno_text(r, buf, size);
+        snprintf(buf, size, "sampler self-test failed: %s", selftest_describe(&e->selftest, what, sizeof(what)));
+        return buf;
+}
+
 static void export_run(Export *e) {
-        char msg[64], eb[128];
+        char msg[64], eb[CTL_ERROR_TEXT_MAX];
         void *state = NULL;
         ssize_t n;
         int r;
 
         r = e->ops->open(&e->params, &state);
         if (r < 0) {
-                export_final_error(e, CTL_ERROR_UNAVAILABLE, "cannot open source %s: %s", e->name,
-                                   errno_text(r, eb, sizeof(eb)));
+                export_final_error(e, CTL_ERROR_UNAVAILABLE, "cannot open source %s: %s%s", e->name,
+                                   open_error_text(e, r, eb, sizeof(eb)), open_hint(r));
                 return;
         }
         n = ctl_reply_format_start(e->samples, e->rows, msg, sizeof(msg));
@@ -508,8 +562,9 @@ static void export_run(Export *e) {
                         state = NULL;
                         r = e->ops->open(&e->params, &state);
                         if (r < 0) {
-                                export_final_error(e, CTL_ERROR_UNAVAILABLE, "reopening source %s for row %u: %s",
-                                                   e->name, row + 1, errno_text(r, eb, sizeof(eb)));
+                                export_final_error(e, CTL_ERROR_UNAVAILABLE, "reopening source %s for row %u: %s%s",
+                                                   e->name, row + 1, open_error_text(e, r, eb, sizeof(eb)),
+                                                   open_hint(r));
                                 return;
                         }
                 }
@@ -591,6 +646,7 @@ static int export_start(Conn *conn, const CtlRequest *req, const SourceOps *ops,
         }
         e->params.path = e->path;
         e->params.sysfs_dir = e->sysfs_dir;
+        e->params.selftest = &e->selftest;
 
         /* The loop lets go of the connection before the thread takes it. */
         conn->io = sd_event_source_disable_unref(conn->io);
@@ -611,22 +667,18 @@ static int export_start(Conn *conn, const CtlRequest *req, const SourceOps *ops,
         }
         conn->fd = -1;
         conn_free(conn);
-        e->next = c->exports;
-        c->exports = e;
+        LIST_INSERT_HEAD(&c->exports, e, link);
         c->n_exports++;
         return 0;
 }
 
 static void join_exports(Control *c, bool all) {
-        for (Export **p = &c->exports; *p;) {
-                Export *e = *p;
-
-                if (!all && !atomic_load(&e->done)) {
-                        p = &e->next;
+        for (Export *e = LIST_FIRST(&c->exports), *next; e; e = next) {
+                next = LIST_NEXT(e, link);
+                if (!all && !atomic_load(&e->done))
                         continue;
-                }
                 pthread_join(e->thread, NULL);
-                *p = e->next;
+                LIST_REMOVE(e, link);
                 c->n_exports--;
                 export_free(e);
         }
@@ -687,6 +739,8 @@ int control_new(sd_event *event, const char *socket_path, const ControlCallbacks
         if (!c)
                 return -ENOMEM;
         c->listen_fd = c->stop_fd = c->done_fd = -1;
+        LIST_INIT(&c->conns);
+        LIST_INIT(&c->exports);
         c->cb = *cb;
         c->event = sd_event_ref(event);
         c->socket_path = strdup(socket_path);
@@ -747,8 +801,8 @@ Control *control_free(Control *c) {
         if (c->stop_fd >= 0)
                 (void) !write(c->stop_fd, &one, sizeof(one));
         join_exports(c, true);
-        while (c->conns)
-                conn_free(c->conns);
+        while (!LIST_EMPTY(&c->conns))
+                conn_free(LIST_FIRST(&c->conns));
         c->listen_source = sd_event_source_disable_unref(c->listen_source);
         c->accept_pause = sd_event_source_disable_unref(c->accept_pause);
         c->done_source = sd_event_source_disable_unref(c->done_source);

@@ -8,7 +8,9 @@
  * Everything but raw exports runs on the caller's sd-event loop and never
  * blocks it: requests are single packets read non-blockingly, a connection
  * that sends nothing within CONTROL_DEADLINE_USEC is answered "timeout" and
- * closed, at most CONTROL_MAX_CONNECTIONS wait at once (more get "busy").
+ * closed, at most CONTROL_MAX_CONNECTIONS wait at once, the last few kept
+ * for root and at most CONTROL_MAX_PER_UID of any other uid (more get
+ * "busy", whatever they would have asked).
  * A raw export runs in a thread of its own with its own instance of the
  * source (ops->open), reading it in the collector's chunk size, so the bytes
  * are the very samples the health tests would see; it never touches the
@@ -24,6 +26,12 @@
 
 #define CONTROL_DEADLINE_USEC (5ULL * 1000000ULL)
 #define CONTROL_MAX_CONNECTIONS 16U
+/* Of those, only root may take the last CONTROL_ROOT_RESERVED, and no
+ * other uid more than CONTROL_MAX_PER_UID: a user who keeps connections
+ * open (each lives CONTROL_DEADLINE_USEC) locks neither root nor the other
+ * users out. */
+#define CONTROL_ROOT_RESERVED 4U
+#define CONTROL_MAX_PER_UID 4U
 #define CONTROL_MAX_EXPORTS 2U
 /* An export whose client takes nothing, or whose source yields nothing,
  * for this long is ended. */

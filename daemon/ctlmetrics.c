@@ -37,12 +37,13 @@ typedef struct Samples {
 static const char *const counters[] = {
         "samples", "blocks", "credited_bits", "rct", "apt", "permanent_rct", "permanent_apt", "read_errors",
         "blocks_in", "blocks_served", "blocks_seeded", "blocks_purged", "bytes_served", "credited_bits_in",
-        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count", "changes", "lost_records",
-        "jumps",
+        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count", "requests",
+        "vm_generation_changes", "vm_blocks_purged", "rekeys", "windows", "flagged_windows", "stops",
+        "lost_records", "jumps",
 };
 
 /* Free text (error messages): no label value, and not a state. */
-static const char *const texts[] = { "last_error", "error", "name", "kind", "detail" };
+static const char *const texts[] = { "last_error", "error", "name", "kind", "reason", "date", "detail" };
 
 static const struct {
         const char *name, *help;
@@ -62,10 +63,28 @@ static const struct {
         { "truerandom_source_state", "a source's state, as a label" },
         { "truerandom_source_credit_bits", "entropy credited per sample, bits" },
         { "truerandom_source_credited_bits_per_s", "credited bits per second over the last 5 to 10 s" },
+        { "truerandom_source_credit_origin", "where the credit comes from, as a label (explicit, auto, capped, pending)" },
+        { "truerandom_source_credit_cap_bits", "the most credit = auto may give, bits per sample" },
+        { "truerandom_source_credit_above_estimate", "1 if an explicit credit is above half of this machine's estimate" },
+        { "truerandom_source_estimate_min_entropy", "SP 800-90B min-entropy measured on this machine, bits per sample" },
+        { "truerandom_source_estimate_bound_bits", "half of it: the most credit it justifies" },
+        { "truerandom_source_estimate_age_s", "seconds since that assessment" },
+        { "truerandom_source_assessment_phase", "a running assessment's phase, as a label" },
         { "truerandom_source_samples_total", "raw samples read" },
         { "truerandom_source_credited_bits_total", "entropy bits credited" },
         { "truerandom_source_failures_rct_total", "repetition count test failures" },
         { "truerandom_source_failures_apt_total", "adaptive proportion test failures" },
+        { "truerandom_source_selftest_result", "the sampler self-test at open, as a label (passed, or why not)" },
+        { "truerandom_source_selftest_step", "clock step the jitter source divides its deltas by" },
+        { "truerandom_source_selftest_distinct", "distinct 8-bit samples in the self-test's window" },
+        { "truerandom_source_selftest_row_max", "most common value's count in the first 1000 samples after open" },
+        { "truerandom_source_running_check_state", "the running check, as a label (pending, ok, flagged, stopped)" },
+        { "truerandom_source_running_check_estimate_bits",
+          "last window's most-common-value min-entropy estimate (SP 800-90B 6.3.1), bits per sample" },
+        { "truerandom_source_running_check_bound_bits", "estimate below which a window is flagged: twice the credit" },
+        { "truerandom_source_running_check_windows_total", "windows the running check judged" },
+        { "truerandom_source_running_check_flagged_windows_total", "windows below the bound" },
+        { "truerandom_source_running_check_stops_total", "times the running check stopped crediting the source" },
         { "truerandom_store_fill", "conditioned blocks ready" },
         { "truerandom_store_capacity", "conditioned blocks the store holds" },
         { "truerandom_store_bytes_served_total", "bytes served from /dev/truerandom" },
@@ -73,9 +92,16 @@ static const struct {
         { "truerandom_device_bytes_served_total", "bytes served by the device" },
         { "truerandom_crng_seeded", "1 once the CRNG is seeded" },
         { "truerandom_crng_seed_age_s", "seconds since the last CRNG reseed" },
+        { "truerandom_crng_reseed_pending", "1 while a CRNG reseed waits for a block" },
+        { "truerandom_crng_vm_generation_changes_total", "times the machine was found cloned or restored" },
+        { "truerandom_crng_vm_blocks_purged_total", "stored blocks erased because the machine was cloned" },
+        { "truerandom_crng_rekeys_total", "uncredited getrandom() rekeys of the CRNG (VM generation changes)" },
+        { "truerandom_crng_trigger_requests_total", "CRNG reseeds asked for, by trigger" },
+        { "truerandom_crng_trigger_reseeds_total", "CRNG reseeds that served a trigger's request" },
         { "truerandom_vm_generation_detection", "whether clones and restores are noticed, as a label "
                                                 "(available, unavailable, no-device)" },
-        { "truerandom_vm_generation_changes_total", "VM generation changes seen (clones, snapshot restores)" },
+        { "truerandom_vm_generation_lost_records_total", "times kernel log records were lost unread (each handled "
+                                                         "as a VM generation change)" },
         { "truerandom_resume_jumps_total", "resumes from suspend seen (CLOCK_BOOTTIME jumps)" },
 };
 

@@ -122,6 +122,97 @@ static bool positive(Obj *o, const char *key) {
         return ctl_status_get_number(o, key, &v) && v > 0;
 }
 
+/* Where the credit comes from and the estimate behind it (schema 3). */
+static void render_credit(Obj *s, FILE *out) {
+        Obj *est = ctl_status_get_object(s, "estimate");
+        const char *origin = ctl_status_get_string(s, "credit_origin");
+        char b1[16], b2[16], b3[16], date[11];
+        const char *when = ctl_status_get_string(est, "date"), *h, *bound, *samples;
+
+        if (!origin || !est)
+                return;
+        /* "2026-12-03T13:13:31Z": the day is enough here. */
+        snprintf(date, sizeof(date), "%.10s", when ? when : "?");
+        h = fmt_decimal(est, "min_entropy", 3, b1);
+        bound = fmt_decimal(est, "bound_bits", 3, b2);
+        samples = fmt_count(est, "samples", b3);
+        if (strcmp(origin, "auto") == 0)
+                status_line(out, "        credit auto: half of %s measured here (%s samples, %s)", h, samples, date);
+        else if (strcmp(origin, "capped") == 0)
+                status_line(out, "        credit capped: half of %s measured here is %s (%s)", h, bound,
+                            date);
+        else if (strcmp(origin, "explicit") == 0 && ctl_status_is_true(s, "credit_above_estimate"))
+                status_line(out, "        credit explicit, ABOVE half of %s measured here (%s, %s)", h, bound, date);
+        else if (strcmp(origin, "explicit") == 0)
+                status_line(out, "        credit explicit; half of %s measured here is %s (%s)", h, bound, date);
+        else if (!ctl_status_is_true(s, "credited"))
+                status_line(out, "        credit auto: %s measured here justifies no credit (%s)", h, date);
+}
+
+/* A running, queued or failed assessment. */
+static void render_assessment(Obj *s, FILE *out) {
+        Obj *as = ctl_status_get_object(s, "assessment");
+        const char *phase = ctl_status_get_string(as, "phase");
+        char b1[16], b2[16], b3[32], pb[12], err[56];
+        double captured, samples, done, total, elapsed, expected;
+
+        if (!phase)
+                return;
+        snprintf(pb, sizeof(pb), "%.11s", phase);
+        if (strcmp(phase, "failed") == 0) {
+                status_line(out, "        assessment failed: %s", clip(as, "error", err, 55));
+                return;
+        }
+        if (strcmp(phase, "queued") == 0) {
+                status_line(out, "        assessment queued behind another source's");
+                return;
+        }
+        b1[0] = '\0';
+        if (strcmp(phase, "capturing") == 0 && ctl_status_get_number(as, "captured", &captured) &&
+            ctl_status_get_number(as, "samples", &samples) && samples > 0)
+                snprintf(b1, sizeof(b1), " %.0f%%", 100.0 * captured / samples);
+        else if (strcmp(phase, "estimating") == 0 && ctl_status_get_number(as, "steps_done", &done) &&
+                 ctl_status_get_number(as, "steps_total", &total) && total > 0 && total < 1000)
+                snprintf(b1, sizeof(b1), " %.0f/%.0f", done, total);
+        if (ctl_status_get_number(as, "expected_s", &expected) && ctl_status_get_number(as, "elapsed_s", &elapsed) &&
+            expected >= 0 && expected < 1e9 && elapsed >= 0) {
+                snprintf(b3, sizeof(b3), "%.0f s left", expected > elapsed ? expected - elapsed : 0.0);
+                status_line(out, "        assessing on this machine: %s%s, about %s (%s samples)", pb, b1, b3,
+                            fmt_count(as, "samples", b2));
+        } else
+                status_line(out, "        assessing on this machine: %s%s (%s samples)", pb, b1,
+                            fmt_count(as, "samples", b2));
+}
+
+/* The self-test at open and the running check, under the source's line. */
+static void render_checks(Obj *s, FILE *out) {
+        Obj *t = ctl_status_get_object(s, "selftest"), *rc = ctl_status_get_object(s, "running_check");
+        const char *result = ctl_status_get_string(t, "result"), *state = ctl_status_get_string(rc, "state");
+        char r1[24], d1[72], c1[16], c2[16], c3[16], c4[16], c5[16];
+        double samples, low;
+
+        if (result && strcmp(result, "passed") != 0) {
+                status_line(out, "        self-test FAILED (%s):", clip(t, "result", r1, 20));
+                status_line(out, "          %s", clip(t, "detail", d1, 70));
+        } else if (result && ctl_status_get_number(t, "window", &samples) && samples > 0 &&
+                   ctl_status_get_number(t, "low_bit", &low)) {
+                status_line(out, "        self-test passed: step %s, %s values, low bit %.0f%% one value, row max %s",
+                            fmt_count(t, "step", c1), fmt_count(t, "distinct", c2), 100.0 * low / samples,
+                            fmt_count(t, "row_max", c3));
+        } else if (result) {
+                status_line(out, "        self-test passed: %s words, none repeated", fmt_count(t, "words", c1));
+        }
+        if (!state)
+                return;
+        if (strcmp(state, "pending") == 0)
+                status_line(out, "        running: pending (an estimate every %s samples)", fmt_count(rc, "window", c1));
+        else
+                status_line(out, "        running: %s, %s bits (bound %s), %s of %s flagged, %s stops",
+                            clip(rc, "state", r1, 8), fmt_decimal(rc, "estimate_bits", 3, c1),
+                            fmt_decimal(rc, "bound_bits", 3, c2), fmt_count(rc, "flagged_windows", c3),
+                            fmt_count(rc, "windows", c4), fmt_count(rc, "stops", c5));
+}
+
 static void render_source(Obj *s, FILE *out) {
         char nb[8], sb[20], err[64], c1[16], c2[16], c3[16], c4[16], c5[16];
         Obj *f = ctl_status_get_object(s, "failures");
@@ -132,17 +223,21 @@ static void render_source(Obj *s, FILE *out) {
                         status_line(out, "%-7s mixed into CRNG seeds, never credited", name);
                 else
                         status_line(out, "%-7s %s", name, state);
+                render_assessment(s, out);
+                render_credit(s, out);
                 return;
         }
         status_line(out, "%-7s %-19s %6s %10s %6s %6s %10s", name, state, fmt_decimal(s, "credit_bits", 3, c4),
                     fmt_count(s, "samples", c1), fmt_count(f, "rct", c2), fmt_count(f, "apt", c3),
                     fmt_decimal(s, "credited_bits_per_s", 1, c5));
+        render_credit(s, out);
         if (positive(f, "permanent_rct") || positive(f, "permanent_apt"))
                 status_line(out, "        failed permanently: %s health test",
                             positive(f, "permanent_rct") ? "RCT" : "APT");
         if (ctl_status_get_string(s, "last_error"))
                 status_line(out, "        last error: %s (%s read errors)", clip(s, "last_error", err, 48),
                             fmt_count(s, "read_errors", c1));
+        render_checks(s, out);
 }
 
 static void render_device(Obj *d, FILE *out) {
@@ -185,16 +280,19 @@ static void render_reload(Obj *st, FILE *out) {
 
 /* Clones, restores, resumes (schema 3): the verdict on a line of its own,
  * whole (the daemon writes at most 60 columns with an errno text of 23),
- * then what was seen. */
+ * then what was done: the changes and their purges are the seeder's
+ * counts (crng), the resumes the detector's. */
 static void render_vm(Obj *st, FILE *out) {
-        Obj *vm = ctl_status_get_object(st, "vm_generation"), *rs = ctl_status_get_object(st, "resume");
-        char detail[62], b1[16], b2[16];
+        Obj *vm = ctl_status_get_object(st, "vm_generation"), *rs = ctl_status_get_object(st, "resume"),
+            *crng = ctl_status_get_object(st, "crng");
+        char detail[62], b1[16], b2[16], b3[16];
 
         if (!vm)
                 return;
         status_line(out, "VM fork detection: %s", clip(vm, "detail", detail, 61));
-        status_line(out, "Seen: %s VM generation changes, %s resumes from suspend", fmt_count(vm, "changes", b1),
-                    fmt_count(rs, "jumps", b2));
+        status_line(out, "Seen: %s VM generation changes (%s blocks purged), %s resumes from suspend",
+                    fmt_count(crng, "vm_generation_changes", b1), fmt_count(crng, "vm_blocks_purged", b2),
+                    fmt_count(rs, "jumps", b3));
 }
 
 int ctl_render_text(const CtlStatus *status, FILE *out) {

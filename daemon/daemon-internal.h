@@ -6,9 +6,12 @@
 
 #include <systemd/sd-event.h>
 
+#include "assessor.h"
 #include "clockjump.h"
 #include "control.h"
+#include "credit.h"
 #include "crng/crng.h"
+#include "crng/seeder.h"
 #include "daemon.h"
 #include "pool/collector.h"
 #include "pool/store.h"
@@ -23,6 +26,16 @@ typedef struct SourceSlot {
         CollectorStats last;         /* what was last logged */
         bool passed_startup;         /* reached HEALTHY at least once */
         RateWindow rate;             /* moved on by the loop, read by status */
+        /* The credit in force and the estimate behind it (autocredit.c). */
+        CreditDecision credit;
+        bool has_assessment;         /* assessment is this machine's */
+        bool assessment_fresh;       /* made by this run, not read back */
+        Assessment assessment;
+        Assessor *assessor;          /* running */
+        bool assess_queued;          /* waits for the running one */
+        bool progress_logged;        /* its expected time was logged */
+        int assess_error;            /* why the last one failed, 0 if none */
+        char assess_why[192];        /* why it is assessed */
 } SourceSlot;
 
 typedef struct DeviceSlot {
@@ -41,10 +54,18 @@ struct Daemon {
         sd_event *event;
         sd_event_source *sig_term, *sig_int, *sig_hup;
         sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer, *status_timer;
+        sd_event_source *seed_due_timer; /* a reseed the rate limit held falls due */
         int wake_fd;
+        int state_dirfd;             /* [assessment] state_directory, -1 if none */
+        Identity machine;            /* what an assessment must hold for */
+        uint64_t last_extend_usec;   /* last EXTEND_TIMEOUT_USEC= */
+        /* Assessments of sources a reload changed, told to stop; joined
+         * once done, so the loop never waits for one. */
+        Assessor *retired[_CONFIG_SOURCE_MAX];
 
         Store *store;
         Crng *crng;
+        Seeder *seeder;
         CuseHub *hub;
         Control *control;
         Vmgen *vmgen;                /* VM generation changes (clones, restores) */
@@ -55,8 +76,6 @@ struct Daemon {
 
         uint64_t watchdog_usec;      /* ping interval, 0: no watchdog */
         uint64_t started_usec;       /* CLOCK_MONOTONIC */
-        uint64_t reseeds;
-        uint64_t last_reseed_usec;   /* 0: never */
         uint64_t reloads;            /* SIGHUPs handled */
         uint64_t last_reload_usec;   /* 0: never */
         bool last_reload_ok;
@@ -65,14 +84,54 @@ struct Daemon {
         bool sources_started;
         bool ready;
         bool stopping;
-        bool privileges_dropped;
+        uid_t run_uid;               /* [daemon] user, when started as root */
+        gid_t run_gid;
         int exit_code;
         char status[256];            /* the STATUS= line last sent */
         uint64_t status_usec;        /* when it was sent */
 };
+
+/* daemon.c */
+/* Every reseed trigger of the loop (timer, control socket, detectors):
+ * seeder_trigger(), then the pump, so a stored block goes to the CRNG at
+ * once, ahead of readers; demand and STATUS= follow. 0 or the seeder's
+ * -errno (-ENODATA before the first seed). Does not log. */
+int daemon_reseed(Daemon *d, SeedTrigger trigger);
 
 /* status.c */
 int daemon_status_json(Daemon *d, char **ret_json);
 uint64_t daemon_now_usec(void);
 /* A collector's last_error in words (-EPERM: the device justifies no credit). */
 const char *daemon_source_error(int error);
+
+/* daemon.c */
+/* Wakes the loop from any thread (collectors, assessors). */
+void daemon_wake(void *userdata);
+/* Creates source i's collector at the credit decided for it (none when
+ * that is 0) and starts it if the sources run. 0 or -errno (logged). */
+int daemon_source_start(Daemon *d, ConfigSource i);
+/* 0 while a credited source can run (or may: one still to be assessed);
+ * else -ENOMEDIUM, after logging one line naming each source and why. */
+int daemon_check_credited(Daemon *d);
+
+/* autocredit.c */
+void autocredit_open(Daemon *d);
+void autocredit_close(Daemon *d);
+/* Decides source i's credit (slot->credit) from the configuration and the
+ * stored assessment, and queues an assessment where credit = auto has
+ * none for this machine. Logs the decision. */
+void autocredit_resolve(Daemon *d, ConfigSource i);
+/* Stops a running assessment of the slot (without waiting for it) and
+ * forgets its estimate. */
+void autocredit_reset(Daemon *d, SourceSlot *slot);
+/* Queued or running. */
+bool autocredit_pending(const SourceSlot *slot);
+/* On every wake-up: takes finished assessments (credits their sources),
+ * starts the next queued one once the sources run, tells systemd. */
+void autocredit_poll(Daemon *d);
+/* The STATUS= words for a running assessment; false when none runs. */
+bool autocredit_status(Daemon *d, char *buf, size_t size);
+/* Adds credit_origin, credit_cap_bits, credit_above_estimate, estimate and
+ * assessment to a source's status object. */
+struct json_object;
+int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o);

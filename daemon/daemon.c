@@ -10,26 +10,38 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <linux/capability.h>
+#include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "config-build.h"
 #include "crng/crng.h"
 #include "log.h"
 #include "pool/collector.h"
 #include "pool/secret.h"
 #include "pool/store.h"
+#include "sourceconf.h"
+#include "privdrop.h"
+
+/* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
+ * is opened, so at once in practice). */
+#define CUSE_INIT_TIMEOUT_MS 10000
+/* RLIMIT_MEMLOCK for the user truerandomd becomes, as LimitMEMLOCK= in the
+ * unit: root locked its memory without limit, the user will not. */
+#define RUN_MEMLOCK (UINT64_C(64) << 20)
+/* truerandomd's own directory under /run (RuntimeDirectory= in the unit). */
+#define RUN_DIR RUNSTATEDIR "/truerandomd"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
@@ -58,7 +70,7 @@ static int resolve_group(const char *group, gid_t *ret) {
         return 0;
 }
 
-static void wake_from_collector(void *userdata) {
+void daemon_wake(void *userdata) {
         Daemon *d = userdata;
         uint64_t one = 1;
 
@@ -72,33 +84,13 @@ static const char *memlock_hint(int r) {
         return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
 }
 
-static SourceParams source_params(const SourceConfig *sc) {
-        return (SourceParams){
-                .path = sc->path,
-                .loop = sc->loop,
-                .rate = sc->rate,
-                .jitter_buffer = sc->jitter_buffer,
-                .jitter_accesses = sc->jitter_accesses,
-        };
-}
-
-static const SourceOps *source_ops(ConfigSource s) {
-        return source_lookup(config_source_name(s));
-}
-
-/* Capabilities: after the devices are up nothing privileged is left to do.
- * The nodes are root-owned, so chmod on reload needs none; chown to a group
- * needs membership (the unit sets SupplementaryGroups) or CAP_CHOWN. */
-static int drop_capabilities(void) {
-        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-        struct __user_cap_data_struct data[2] = { 0 };
-
-        for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
-                        return -errno;
-        if (syscall(SYS_capset, &hdr, data) < 0)
-                return -errno;
-        return 0;
+/* What to do about a refusal when not started as root: the daemon needs
+ * root (or systemd's unit) to set itself up. */
+static const char *not_root_hint(int r) {
+        if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
+                return "";
+        return " (truerandomd is not running as root: start it as root, and it switches to [daemon] user once "
+               "set up, or as truerandomd.service)";
 }
 
 /* ------------------------------------------------------------------ */
@@ -108,7 +100,8 @@ static void update_status(Daemon *d) {
         uint64_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
-        char line[sizeof(d->status)];
+        char line[sizeof(d->status)], assessing[128];
+        bool assess = autocredit_status(d, assessing, sizeof(assessing));
 
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 if (!d->sources[i].collector)
@@ -123,9 +116,10 @@ static void update_status(Daemon *d) {
                 parked += ds.parked;
         }
         store_get_stats(d->store, &st);
-        snprintf(line, sizeof(line), "%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
-                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", healthy, credited, st.fill,
-                 st.capacity, parked, crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
+        snprintf(line, sizeof(line), "%s: %s%s%u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
+                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", assess ? assessing : "",
+                 assess ? "; " : "", healthy, credited, st.fill, st.capacity, parked,
+                 crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
         if (strcmp(line, d->status) == 0) {
                 (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
                 return;
@@ -150,22 +144,12 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void check_ready(Daemon *d) {
-        int r;
-
         if (d->ready || d->stopping || !crng_is_seeded(d->crng))
                 return;
         for (size_t i = 0; i < d->n_devices; i++)
                 if (!d->devices[i].up)
                         return;
         d->ready = true;
-        if (d->hooks.drop_privileges && !d->privileges_dropped) {
-                r = drop_capabilities();
-                if (r < 0)
-                        log_warning_errno(r, "could not drop capabilities");
-                else
-                        log_info("all capabilities dropped");
-                d->privileges_dropped = true;
-        }
         log_info("ready: %zu devices up, CRNG seeded", d->n_devices);
         update_status(d);
         sd_notify(false, "READY=1");
@@ -187,10 +171,54 @@ static void check_ready(Daemon *d) {
 /* sources                                                             */
 
 
+/* The self-test a source ran when its collector opened it. */
+static void log_selftest(ConfigSource id, const CollectorStats *st) {
+        const char *name = config_source_name(id);
+        LogFields f = { .source = name, .selftest = selftest_reason_to_string(st->selftest.reason) };
+        char what[256];
+
+        if (!st->selftest.run)
+                return;
+        selftest_describe(&st->selftest, what, sizeof(what));
+        if (st->selftest.reason == SELFTEST_PASSED)
+                log_fields(LOG_INFO, &f, "source %s: sampler self-test %s", name, what);
+        else
+                log_fields(LOG_ERR, &f, "source %s: sampler self-test failed: %s; the source is unavailable and "
+                           "never credited", name, what);
+}
+
+/* The running check's events between two looks at the stats. */
+static void log_running_check(const char *name, uint32_t credit, const OnlineStats *was, const OnlineStats *now) {
+        LogFields f = { .source = name, .health_test = "MCV" };
+        double h = online_estimate_bits(now->last_max), c = credit / 1000.0, bound = fmin(2 * c, 8.0);
+        char why[96];
+
+        if (now->stops > was->stops) {
+                if (now->last_max > now->cutoff_stop)
+                        snprintf(why, sizeof(why), "below its credit (%.3f)", c);
+                else
+                        snprintf(why, sizeof(why), "below twice its credit (%.3f) for %u windows in a row", bound,
+                                 ONLINE_STOP_WINDOWS);
+                log_fields(LOG_ERR, &f,
+                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) %s; "
+                           "crediting stopped and its unserved blocks purged until %u windows in a row are clean",
+                           name, h, ONLINE_WINDOW, why, ONLINE_RECOVER_WINDOWS);
+        } else if (now->flagged > was->flagged && (was->state == ONLINE_OK || was->state == ONLINE_PENDING))
+                log_fields(LOG_WARNING, &f,
+                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) is below "
+                           "twice its credit (%.3f); still credited, stopped after %u such windows in a row",
+                           name, h, ONLINE_WINDOW, bound, ONLINE_STOP_WINDOWS);
+        if (was->state == ONLINE_STOPPED && now->state != ONLINE_STOPPED && now->stops == was->stops)
+                log_fields(LOG_NOTICE, &f, "source %s: running estimate back to %.3f bits/sample for %u windows; "
+                           "credited again", name, h, ONLINE_RECOVER_WINDOWS);
+}
+
 static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
         const char *name = config_source_name(id);
         const CollectorStats *was = &slot->last;
         LogFields f = { .source = name };
+
+        log_running_check(name, now->credit_mbits, &was->online, &now->online);
 
         if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
                 f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
@@ -242,12 +270,43 @@ static void refresh_sources(Daemon *d) {
         cusehub_set_trng_open(d->hub, d->trng_serving);
 }
 
+/* sd-event's default slack (250 ms) would stretch a short interval. */
+#define SEED_DUE_ACCURACY_USEC 1000ULL
+
+/* A reseed that the rate limit ([crng] min_reseed_interval) holds back
+ * needs a wake-up when it falls due: with a full store and no reader,
+ * nothing else would come, and the sources would not even run for it. */
+static void arm_seed_due(Daemon *d) {
+        uint64_t at;
+
+        if (!seeder_next_due(d->seeder, &at) || at <= daemon_now_usec()) {
+                (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
+                return;
+        }
+        (void)sd_event_source_set_time(d->seed_due_timer, at);
+        (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_ONESHOT);
+}
+
+/* Every change of demand passes here: readers waiting, a seed taken or
+ * asked for (the hub's RNDRESEEDCRNG too). */
 static void update_demand(void *userdata) {
         Daemon *d = userdata;
         store_set_demand(d->store, cusehub_wants_blocks(d->hub));
+        arm_seed_due(d);
+}
+
+static int on_seed_due(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        /* The pump takes a stored block now; else demand starts the sources. */
+        cusehub_pump(d->hub);
+        update_demand(d);
+        update_status(d);
+        return 0;
 }
 
 static void after_change(Daemon *d) {
+        autocredit_poll(d);
         refresh_sources(d);
         cusehub_pump(d->hub);
         update_demand(d);
@@ -255,21 +314,42 @@ static void after_change(Daemon *d) {
         update_status(d);
 }
 
+/* A source that may be credited: enabled, not the kernel's, built in, and
+ * not set to credit = 0. */
+static bool creditable(const SourceConfig *sc, ConfigSource i) {
+        return sc->enable && i != CONFIG_SOURCE_KERNEL && (sc->credit_auto || sc->credit_mbits > 0) &&
+               sourceconf_ops(i);
+}
+
+int daemon_source_start(Daemon *d, ConfigSource i) {
+        SourceSlot *slot = &d->sources[i];
+        SourceParams p = sourceconf_params(&d->config.source[i]);
+        int r;
+
+        if (slot->credit.credit_mbits == 0 || slot->collector)
+                return 0;
+        r = collector_new(sourceconf_ops(i), &p, slot->credit.credit_mbits, i, d->store, daemon_wake, d,
+                          &slot->collector);
+        if (r < 0)
+                return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
+        collector_get_stats(slot->collector, &slot->last);
+        log_selftest(i, &slot->last);
+        slot->passed_startup = false;
+        if (d->sources_started && (r = collector_start(slot->collector)) < 0)
+                return log_error_errno(r, "starting source %s", config_source_name(i));
+        return 0;
+}
+
 static int create_collectors(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                const SourceConfig *sc = &d->config.source[i];
-                SourceParams p = source_params(sc);
-                const SourceOps *ops = source_ops(i);
                 int r;
 
-                if (!sc->enable || i == CONFIG_SOURCE_KERNEL || sc->credit_mbits == 0 || !ops)
+                if (!creditable(&d->config.source[i], i))
                         continue;
-                r = collector_new(ops, &p, sc->credit_mbits, i, d->store, wake_from_collector, d,
-                                  &d->sources[i].collector);
+                autocredit_resolve(d, i);
+                r = daemon_source_start(d, i);
                 if (r < 0)
-                        return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
-                collector_get_stats(d->sources[i].collector, &d->sources[i].last);
-                d->sources[i].passed_startup = false;
+                        return r;
         }
         return 0;
 }
@@ -286,8 +366,10 @@ static const char *not_credited(const Config *c, ConfigSource i, bool runs, Sour
                 return "never credited (mixed into CRNG seeds only)";
         if (!sc->enable)
                 return "disabled (enable = no)";
-        if (sc->credit_mbits == 0)
+        if (sc->credit_mbits == 0 && !sc->credit_auto)
                 return "credit = 0";
+        if (sc->credit_auto && error == -EDOM)
+                return "credit = auto, and this machine's assessment justifies no credit";
         if (!runs)
                 return "not built into this truerandomd";
         if (state != SOURCE_UNAVAILABLE && state != SOURCE_FAILED_PERMANENT)
@@ -323,7 +405,7 @@ static char *no_credited_line(const Config *c, const char *path, const bool runs
 /* With no credited source that can run, /dev/truerandom would never serve
  * and the CRNG never seed: a start that waits for them would hang without
  * a word. Say why, per source, in one line, and do not start. */
-static int check_credited_sources(Daemon *d) {
+int daemon_check_credited(Daemon *d) {
         bool runs[_CONFIG_SOURCE_MAX];
         SourceState states[_CONFIG_SOURCE_MAX];
         int errors[_CONFIG_SOURCE_MAX];
@@ -332,9 +414,20 @@ static int check_credited_sources(Daemon *d) {
         bool any = false;
 
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                runs[i] = d->sources[i].collector != NULL;
-                states[i] = d->sources[i].last.state;
-                errors[i] = d->sources[i].last.last_error;
+                const SourceSlot *slot = &d->sources[i];
+
+                /* A source still to be assessed may yet be credited. */
+                runs[i] = slot->collector || autocredit_pending(slot) || slot->has_assessment;
+                states[i] = autocredit_pending(slot) ? SOURCE_STARTUP : slot->last.state;
+                errors[i] = slot->last.last_error;
+                if (!slot->collector && slot->has_assessment) {
+                        states[i] = SOURCE_UNAVAILABLE;
+                        errors[i] = -EDOM;
+                } else if (!slot->collector && slot->assess_error) {
+                        runs[i] = true;
+                        states[i] = SOURCE_UNAVAILABLE;
+                        errors[i] = slot->assess_error;
+                }
                 any = any || !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
         }
         if (any) {
@@ -350,13 +443,40 @@ static int check_credited_sources(Daemon *d) {
         return -ENOMEDIUM;
 }
 
+/* [daemon] user as uid and gid to run as, or why not ("FILE:LINE: ...",
+ * malloc'd, in *ret_error). For --check-config and a start as root. */
+static int resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, gid_t *ret_gid, char **ret_error) {
+        char at[32] = "";
+        int r, n;
+
+        r = privdrop_resolve_user(c->user, ret_uid, ret_gid);
+        if (r >= 0)
+                return 0;
+        if (c->user_line)
+                snprintf(at, sizeof(at), ":%u", c->user_line);
+        if (r == -EPERM)
+                n = asprintf(ret_error, "%s%s: user '%s' is root or in root's group: truerandomd does not keep "
+                                        "root after set-up; name a system user of its own", path ? path : "defaults",
+                             at, c->user);
+        else
+                n = asprintf(ret_error, "%s%s: user '%s'%s does not exist (install the package, or create it with "
+                                        "systemd-sysusers or useradd --system)", path ? path : "defaults", at,
+                             c->user, c->user_line ? "" : " (the default of [daemon] user)");
+        return n < 0 ? -ENOMEM : r;
+}
+
 int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         bool runs[_CONFIG_SOURCE_MAX] = { 0 }, any = false;
         SourceState states[_CONFIG_SOURCE_MAX];
         int errors[_CONFIG_SOURCE_MAX] = { 0 };
         char why[160], *s = NULL;
+        uid_t uid;
         gid_t gid;
+        int r;
 
+        r = resolve_run_user(c, path, &uid, &gid, ret_error);
+        if (r < 0)
+                return r;
         if (resolve_group(c->group, &gid) < 0) {
                 if (c->group_line && asprintf(&s, "%s:%u: group '%s' does not exist (create it with "
                                                   "systemd-sysusers or groupadd)", path, c->group_line, c->group) < 0)
@@ -371,12 +491,12 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         /* Each source as the daemon's collector opens it, then closed. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *sc = &c->source[i];
-                const SourceOps *ops = source_ops(i);
-                SourceParams p = source_params(sc);
+                const SourceOps *ops = sourceconf_ops(i);
+                SourceParams p = sourceconf_params(sc);
                 void *state = NULL;
 
                 states[i] = SOURCE_STARTUP;
-                if (!sc->enable || i == CONFIG_SOURCE_KERNEL || sc->credit_mbits == 0 || !ops)
+                if (!creditable(sc, i))
                         continue;
                 runs[i] = true;
                 errors[i] = ops->open(&p, &state);
@@ -398,6 +518,7 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         return 0;
 }
 
+/* And the first assessment, with them. */
 static int start_collectors(Daemon *d) {
         d->sources_started = true;
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
@@ -450,16 +571,18 @@ static void on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int err
                 sd_event_exit(d->event, -EEXIST);
                 return;
         case CUSE_EVENT_NODE_ERROR:
-                log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
-                           strerror(-error));
+                /* Not root from the start (systemd's User=): the node is
+                 * root's, and udev's rule gives it group and mode. */
+                if (error == -EPERM && geteuid() != 0)
+                        log_fields(LOG_INFO, &f, "/dev/%s: owner, group and mode left to udev (not root)",
+                                   cusedev_name(dev));
+                else
+                        log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
+                                   strerror(-error));
                 return;
         case CUSE_EVENT_SEEDED:
                 log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
                 break;
-        case CUSE_EVENT_RESEEDED:
-                d->reseeds++;
-                d->last_reseed_usec = daemon_now_usec();
-                return;
         }
         check_ready(d);
         update_status(d);
@@ -521,7 +644,7 @@ static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
                         log_error("cannot open /dev/cuse: %s. The kernel needs its cuse module: modprobe cuse",
                                   strerror(-r));
                 else
-                        log_error_errno(r, "cannot open /dev/cuse");
+                        log_error("cannot open /dev/cuse: %s%s", strerror(-r), not_root_hint(r));
                 return r;
         }
         r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
@@ -539,6 +662,18 @@ static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
 /* ------------------------------------------------------------------ */
 /* timers and signals                                                  */
 
+int daemon_reseed(Daemon *d, SeedTrigger trigger) {
+        int r = seeder_trigger(d->seeder, trigger);
+
+        if (r < 0)
+                return r;
+        /* The block goes to the CRNG now if there is one, before readers. */
+        cusehub_pump(d->hub);
+        update_demand(d);
+        update_status(d);
+        return 0;
+}
+
 static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         bool healthy = false;
@@ -547,11 +682,10 @@ static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (d->sources[i].collector && d->sources[i].last.state == SOURCE_HEALTHY)
                         healthy = true;
         /* Reseed while sources are healthy: a reseed from nothing new would
-         * only pretend. The first seed needs no timer. */
-        if (healthy && crng_is_seeded(d->crng))
-                cusehub_request_reseed(d->hub);
-        update_demand(d);
-        update_status(d);
+         * only pretend. The first seed needs no timer (the seeder refuses
+         * before it). */
+        if (healthy)
+                (void)daemon_reseed(d, SEED_TRIGGER_PERIODIC);
         return sd_event_source_set_time_relative(s, (uint64_t)d->config.reseed_interval * 1000000ULL);
 }
 
@@ -566,25 +700,24 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
 /* ------------------------------------------------------------------ */
 /* reseed triggers: clones, restores, resumes                          */
 
-/* The seam to the seeding policy (issue 14): every reseed the watchers ask
- * for comes through these two. They do what the hub and the store offer
- * today; the seeding policy replaces each body by one call. */
+/* The seam to the seeding policy: what the watchers saw becomes one
+ * trigger of the seeder (crng/seeder.h has what each does). */
 static void trigger_vm_generation(Daemon *d) {
-        size_t purged = 0;
+        SeederStats was, now;
 
-        /* Another machine may hold the same blocks: none of them is fresh. */
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                purged += store_purge(d->store, i);
-        log_info("%zu stored blocks purged; the CRNG reseeds from the next fresh block", purged);
-        cusehub_request_reseed(d->hub);
-        after_change(d);
+        seeder_get_stats(d->seeder, &was);
+        /* Never refused: purges, discards or rekeys before it returns, so
+         * no byte of the old state is served after this. */
+        (void)daemon_reseed(d, SEED_TRIGGER_VM_GENERATION);
+        seeder_get_stats(d->seeder, &now);
+        log_info("%" PRIu64 " stored blocks purged, CRNG %s; it reseeds from the next fresh block",
+                 now.vm_blocks_purged - was.vm_blocks_purged,
+                 now.rekeys > was.rekeys ? "rekeyed from getrandom()" : "buffer discarded (getrandom() failed)");
 }
 
 static void trigger_resume(Daemon *d) {
-        if (crng_is_seeded(d->crng))
-                cusehub_request_reseed(d->hub);
-        update_demand(d);
-        update_status(d);
+        /* -ENODATA: not seeded yet; the first seed comes anyway. */
+        (void)daemon_reseed(d, SEED_TRIGGER_RESUME);
 }
 
 static void on_vm_generation(void *userdata, VmgenEvent event, VmgenChannel via) {
@@ -636,7 +769,60 @@ static int start_watchers(Daemon *d) {
         return 0;
 }
 
+/* Whether a reload restarts the source (its collector, and so an open). */
+static bool source_changed(const SourceConfig *a, const SourceConfig *b) {
+        return a->enable != b->enable || a->credit_mbits != b->credit_mbits || a->credit_auto != b->credit_auto ||
+               a->credit_cap_mbits != b->credit_cap_mbits || a->loop != b->loop ||
+               a->rate != b->rate || a->jitter_buffer != b->jitter_buffer ||
+               a->jitter_accesses != b->jitter_accesses || !!a->path != !!b->path ||
+               (a->path && strcmp(a->path, b->path) != 0);
+}
+
+/* What a reload cannot do once set-up gave up root: change the nodes'
+ * group or mode (they are root's), or open a source path the user may not
+ * read. Refused whole, with why, rather than half applied; 0 when root. */
+static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
+        static const ConfigSource with_path[] = { CONFIG_SOURCE_HWRNG, CONFIG_SOURCE_FILE };
+        const char *what = NULL;
+
+        if (geteuid() == 0)
+                return 0;
+        if (gid != d->gid)
+                what = "[device] group";
+        else if (c->trng_mode != d->config.trng_mode)
+                what = "[device] trng_mode";
+        else if (c->random_mode != d->config.random_mode)
+                what = "[device] random_mode";
+        if (what) {
+                log_error("reload: %s changes the device nodes, which are root's; truerandomd runs as uid %u since "
+                          "set-up (%s). Restart it to apply, or change the udev rule under systemd",
+                          what, (unsigned) geteuid(), strerror(EPERM));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+                         "%s changes the nodes: needs a restart (not root since set-up)", what);
+                return -EPERM;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(with_path); k++) {
+                const SourceConfig *a = &d->config.source[with_path[k]], *b = &c->source[with_path[k]];
+                const char *name = config_source_name(with_path[k]);
+
+                /* Only what a reload would open anew. */
+                if (!creditable(b, with_path[k]) || !b->path || !source_changed(a, b))
+                        continue;
+                if (access(b->path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+                        continue;
+                log_error("reload: source %s: %s is not readable by uid %u, which truerandomd runs as since set-up "
+                          "(%s). Give that user read access, or restart truerandomd to open it as root",
+                          name, b->path, (unsigned) geteuid(), strerror(errno));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+                         "source %s: %s: not readable by uid %u", name, b->path, (unsigned) geteuid());
+                return -EPERM;
+        }
+        return 0;
+}
+
 static int apply_config(Daemon *d, Config *c) {
+        bool changed[_CONFIG_SOURCE_MAX] = { false };
+        char *keep;
         gid_t gid;
         int r;
 
@@ -647,13 +833,27 @@ static int apply_config(Daemon *d, Config *c) {
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error), "group '%s' does not exist", c->group);
                 return r;
         }
+        r = check_reload_without_root(d, c, gid);
+        if (r < 0)
+                return r;
         if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
             strcmp(c->urandom_name, d->config.urandom_name) || c->dropin != d->config.dropin ||
             c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
-            strcmp(c->socket_path, d->config.socket_path))
-                log_notice("device names, dropin, store size and the control socket change only on restart");
-        cusehub_set_max_parked(d->hub, c->max_parked);
-        for (size_t i = 0; i < d->n_devices; i++) {
+            strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory) ||
+            strcmp(c->user, d->config.user))
+                log_notice("device names, dropin, store size, the control socket, the state directory and the user "
+                           "change only on restart");
+        /* The state directory in use stays the one opened at start. */
+        keep = c->state_directory;
+        c->state_directory = d->config.state_directory;
+        d->config.state_directory = keep;
+        (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
+                                                           .max_parked_per_uid = config_max_parked_per_uid(c),
+                                                           .max_open_per_uid = c->max_open_per_uid });
+        /* Root re-applies them (a node someone chmod'ed is put right); the
+         * user the daemon runs as cannot touch root's nodes, and has
+         * refused a change above. */
+        for (size_t i = 0; i < d->n_devices && geteuid() == 0; i++) {
                 CuseDev *dev = d->devices[i].dev;
                 bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
                 r = cusedev_set_node(dev, node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
@@ -665,32 +865,29 @@ static int apply_config(Daemon *d, Config *c) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
                 SourceSlot *slot = &d->sources[i];
-                SourceParams p = source_params(b);
 
-                if (a->enable == b->enable && a->credit_mbits == b->credit_mbits && a->loop == b->loop &&
-                    a->rate == b->rate && a->jitter_buffer == b->jitter_buffer &&
-                    a->jitter_accesses == b->jitter_accesses && !!a->path == !!b->path &&
-                    (!a->path || strcmp(a->path, b->path) == 0))
+                if (!source_changed(a, b))
                         continue;
                 slot->collector = collector_free(slot->collector);
+                autocredit_reset(d, slot);
                 *slot = (SourceSlot){ 0 };
-                if (!b->enable || i == CONFIG_SOURCE_KERNEL || b->credit_mbits == 0 || !source_ops(i))
-                        continue;
-                r = collector_new(source_ops(i), &p, b->credit_mbits, i, d->store, wake_from_collector, d,
-                                  &slot->collector);
-                if (r < 0) {
-                        log_error_errno(r, "source %s", config_source_name(i));
-                        continue;
-                }
-                collector_get_stats(slot->collector, &slot->last);
-                if (d->sources_started && (r = collector_start(slot->collector)) < 0)
-                        log_error_errno(r, "starting source %s", config_source_name(i));
-                log_info("source %s restarted with its new settings", config_source_name(i));
+                changed[i] = true;
         }
         (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
+        /* A held reseed's due time follows the new limit (after_change()
+         * re-arms its timer). */
+        seeder_set_min_interval(d->seeder, (uint64_t)c->min_reseed_interval_ms * 1000ULL);
         config_done(&d->config);
         d->config = *c;
         *c = (Config){ 0 };
+        /* With the new configuration in place: credits, assessments. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                if (!changed[i] || !creditable(&d->config.source[i], i))
+                        continue;
+                autocredit_resolve(d, i);
+                if (daemon_source_start(d, i) == 0 && d->sources[i].collector)
+                        log_info("source %s restarted with its new settings", config_source_name(i));
+        }
         return 0;
 }
 
@@ -744,12 +941,12 @@ static int control_status(void *userdata, char **ret_json) {
 
 static int control_reseed(void *userdata) {
         Daemon *d = userdata;
+        int r;
 
-        if (!crng_is_seeded(d->crng))
-                return -ENODATA;
+        r = daemon_reseed(d, SEED_TRIGGER_CONTROL);
+        if (r < 0)
+                return r;
         log_info("CRNG reseed requested over the control socket");
-        cusehub_request_reseed(d->hub);
-        update_demand(d);
         return 0;
 }
 
@@ -763,10 +960,10 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
                 const SourceConfig *sc = &d->config.source[i];
                 if (strcmp(name, config_source_name(i)) != 0)
                         continue;
-                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !source_ops(i))
+                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !sourceconf_ops(i))
                         return -ENODEV;
-                *ret_ops = source_ops(i);
-                *ret_params = source_params(sc);
+                *ret_ops = sourceconf_ops(i);
+                *ret_params = sourceconf_params(sc);
                 return 0;
         }
         return -ENOENT;
@@ -774,6 +971,96 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
 
 /* ------------------------------------------------------------------ */
 /* life cycle                                                          */
+
+/* CUSE_INIT, answered before the privileges go: the kernel queued it when
+ * /dev/cuse was opened, and init_done sets the node's owner and mode, which
+ * needs root where udev does not do it. Nothing else is read from a session
+ * here, so not a byte is served before the drop. */
+static int complete_cuse_init(Daemon *d) {
+        uint64_t deadline = daemon_now_usec() + (uint64_t) CUSE_INIT_TIMEOUT_MS * 1000;
+
+        for (;;) {
+                struct pollfd pfd[_CUSEDEV_KIND_MAX];
+                DeviceSlot *waiting[_CUSEDEV_KIND_MAX];
+                size_t n = 0;
+                uint64_t now;
+                int r;
+
+                if (d->exit_code < 0)
+                        return d->exit_code;    /* refused: on_cuse_event() said so */
+                for (size_t i = 0; i < d->n_devices; i++)
+                        if (!d->devices[i].up) {
+                                waiting[n] = &d->devices[i];
+                                pfd[n++] = (struct pollfd){ .fd = cusedev_fd(d->devices[i].dev), .events = POLLIN };
+                        }
+                if (n == 0)
+                        return 0;
+                now = daemon_now_usec();
+                if (now >= deadline) {
+                        log_error("/dev/%s: no CUSE_INIT from the kernel within %u s", cusedev_name(waiting[0]->dev),
+                                  CUSE_INIT_TIMEOUT_MS / 1000);
+                        return -ETIMEDOUT;
+                }
+                if (poll(pfd, n, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return log_error_errno(-errno, "waiting for CUSE_INIT");
+                for (size_t i = 0; i < n; i++) {
+                        if (!pfd[i].revents)
+                                continue;
+                        r = cusedev_process(waiting[i]->dev);
+                        if (r < 0 && r != -EAGAIN && d->exit_code == 0)
+                                return log_error_errno(r, "/dev/%s: CUSE_INIT", cusedev_name(waiting[i]->dev));
+                }
+        }
+}
+
+/* A directory of the daemon's own that it made as root goes to the user it
+ * will run as, so that it can still remove what it creates there (the
+ * control socket at exit). Only truerandomd's own directory under /run:
+ * never a directory a custom socket path shares with others. Under systemd
+ * RuntimeDirectory= and StateDirectory= make them the user's already. */
+static void own_directory(const char *dir, const Daemon *d) {
+        struct stat st;
+
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_uid == d->run_uid && st.st_gid == d->run_gid))
+                return;
+        if (chown(dir, d->run_uid, d->run_gid) < 0)
+                log_warning_errno(-errno, "%s: giving it to the user truerandomd runs as", dir);
+}
+
+/* Set-up is over: from here on no root, no capability, in any thread (there
+ * is only this one yet). See privdrop.h. */
+static int drop_privileges(Daemon *d) {
+        const char *step = NULL;
+        PrivDrop p;
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        if (!d->hooks.drop_privileges)
+                return 0;
+        if (geteuid() == 0 && strncmp(d->config.socket_path, RUN_DIR "/", strlen(RUN_DIR "/")) == 0 &&
+            !strchr(d->config.socket_path + strlen(RUN_DIR "/"), '/'))
+                own_directory(RUN_DIR, d);
+        /* credit = auto writes its assessments there after the drop; its
+         * built-in directory is truerandomd's own (StateDirectory= under
+         * systemd), a configured one may be shared and stays as it is. */
+        if (geteuid() == 0 && strcmp(d->config.state_directory, STATEDIR) == 0)
+                own_directory(STATEDIR, d);
+        r = privdrop_apply(d->run_uid, d->run_gid, RUN_MEMLOCK, &p, &step);
+        if (r < 0)
+                return log_error_errno(r, "giving up root and capabilities failed while %s; not serving", step);
+        if (p.switched || (privdrop_resolve_user(d->config.user, &uid, &gid) == 0 && uid == p.uid))
+                log_info("set up: running as user %s (uid %u, gid %u), no capability, no_new_privs", d->config.user,
+                         (unsigned) p.uid, (unsigned) p.gid);
+        else
+                log_notice("set up: running as uid %u, gid %u, as started, no capability, no_new_privs "
+                           "([daemon] user %s applies to a start as root)", (unsigned) p.uid, (unsigned) p.gid,
+                           d->config.user);
+        if (p.bounding_kept)
+                log_notice("the capability bounding set could not be emptied without root; with no_new_privs "
+                           "nothing in it can be gained (truerandomd.service empties it)");
+        return 0;
+}
 
 int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
         uint8_t initial[CRNG_KEY_SIZE];
@@ -786,6 +1073,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (!d)
                 return log_error_errno(-ENOMEM, "start-up");
         d->wake_fd = -1;
+        d->state_dirfd = -1;
         d->started_usec = daemon_now_usec();
         d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
         d->config = *config;
@@ -799,6 +1087,15 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
                           d->config.group);
                 goto fail;
+        }
+        if (d->hooks.drop_privileges && geteuid() == 0) {
+                _cleanup_free_ char *why = NULL;
+
+                r = resolve_run_user(&d->config, d->config_path, &d->run_uid, &d->run_gid, &why);
+                if (r < 0) {
+                        log_error("%s", why ? why : strerror(-r));
+                        goto fail;
+                }
         }
 
         r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
@@ -819,10 +1116,18 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 log_error_errno(r, "allocating the CRNG%s", memlock_hint(r));
                 goto fail;
         }
-        r = cusehub_new(&(CuseHubParams){ .max_parked = d->config.max_parked,
-                                          .proc_root = d->hooks.proc_root,
-                                          .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable },
-                        d->store, d->crng,
+        r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable,
+                                        .min_interval_usec = (uint64_t)d->config.min_reseed_interval_ms * 1000ULL },
+                       d->store, d->crng, &d->seeder);
+        if (r < 0) {
+                log_error_errno(r, "start-up");
+                goto fail;
+        }
+        r = cusehub_new(&(CuseHubParams){ .limits = { .max_parked = d->config.max_parked,
+                                                      .max_parked_per_uid = config_max_parked_per_uid(&d->config),
+                                                      .max_open_per_uid = d->config.max_open_per_uid },
+                                          .proc_root = d->hooks.proc_root },
+                        d->store, d->crng, d->seeder,
                         &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);
         if (r < 0) {
@@ -859,6 +1164,12 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 goto fail;
         }
         (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
+        r = sd_event_add_time(d->event, &d->seed_due_timer, CLOCK_MONOTONIC, 0, SEED_DUE_ACCURACY_USEC, on_seed_due, d);
+        if (r < 0) {
+                log_error_errno(r, "reseed timer");
+                goto fail;
+        }
+        (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
                                        (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
         if (r < 0) {
@@ -887,14 +1198,16 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 if (r == -EADDRINUSE)
                         log_error("%s: another truerandomd answers there", d->config.socket_path);
                 else
-                        log_error_errno(r, "control socket %s", d->config.socket_path);
+                        log_error("control socket %s: %s%s", d->config.socket_path, strerror(-r), not_root_hint(r));
                 goto fail;
         }
 
+        autocredit_open(d);
         r = create_collectors(d);
         if (r >= 0)
-                r = check_credited_sources(d);
-        /* Before privileges go: the kernel log may take CAP_SYSLOG to open. */
+                r = daemon_check_credited(d);
+        /* Before privileges go: the kernel log needs CAP_SYSLOG to open
+         * under dmesg_restrict, unless systemd passed it in. */
         if (r >= 0)
                 r = start_watchers(d);
         if (r < 0)
@@ -907,6 +1220,11 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 r = add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
         if (r >= 0 && d->config.null_name)
                 r = add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
+        if (r >= 0)
+                r = complete_cuse_init(d);
+        /* Before any other thread exists and before a byte is served. */
+        if (r >= 0)
+                r = drop_privileges(d);
         if (r < 0)
                 goto fail;
 
@@ -952,16 +1270,19 @@ Daemon *daemon_free(Daemon *d) {
                 store_shutdown(d->store);
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 d->sources[i].collector = collector_free(d->sources[i].collector);
+        autocredit_close(d);
         for (size_t i = 0; i < d->n_devices; i++)
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
         d->control = control_free(d->control);
         d->vmgen = vmgen_free(d->vmgen);
         d->clockjump = clockjump_free(d->clockjump);
         d->hub = cusehub_free(d->hub);
+        d->seeder = seeder_free(d->seeder);
         d->crng = crng_free(d->crng);
         d->store = store_free(d->store);
         d->wake_source = sd_event_source_disable_unref(d->wake_source);
         d->reseed_timer = sd_event_source_disable_unref(d->reseed_timer);
+        d->seed_due_timer = sd_event_source_disable_unref(d->seed_due_timer);
         d->status_timer = sd_event_source_disable_unref(d->status_timer);
         d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
         d->start_timer = sd_event_source_disable_unref(d->start_timer);

@@ -26,7 +26,9 @@ typedef struct DaemonHooks {
         void *userdata;
         const char *dev_dir;      /* where nodes appear; NULL: /dev */
         const char *proc_root;    /* privilege checks; NULL: /proc */
-        const char *sysfs_root;   /* where the vmgenid device is looked for; NULL: /sys */
+        /* The clocksource of the machine identity, and where the vmgenid
+         * device is looked for; NULL: /sys. */
+        const char *sysfs_root;
         /* Opens the kernel log for the VM generation watcher (an fd giving
          * one record per read, or -errno). NULL: /dev/kmsg. */
         int (*open_kmsg)(void *userdata);

@@ -77,8 +77,8 @@ static void log_internal(int priority, const LogFields *f, const char *fmt, va_l
                 return;
         }
         /* One entry with only the fields that apply. */
-        char prio[16], source[96], test[48], device[96], message[1040];
-        struct iovec iov[6];
+        char prio[16], source[96], test[48], selftest[64], device[96], message[1040];
+        struct iovec iov[7];
         size_t n = 0;
 
         snprintf(message, sizeof(message), "MESSAGE=%s", msg);
@@ -93,6 +93,10 @@ static void log_internal(int priority, const LogFields *f, const char *fmt, va_l
         if (f && f->health_test) {
                 snprintf(test, sizeof(test), "TRUERANDOM_HEALTH_TEST=%s", f->health_test);
                 iov[n++] = (struct iovec){ test, strlen(test) };
+        }
+        if (f && f->selftest) {
+                snprintf(selftest, sizeof(selftest), "TRUERANDOM_SELFTEST=%s", f->selftest);
+                iov[n++] = (struct iovec){ selftest, strlen(selftest) };
         }
         if (f && f->device) {
                 snprintf(device, sizeof(device), "TRUERANDOM_DEVICE=%s", f->device);

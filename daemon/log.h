@@ -2,8 +2,10 @@
  *
  * Under systemd (stderr is the journal stream named in $JOURNAL_STREAM) each
  * message goes to the journal with structured fields: TRUERANDOM_SOURCE and
- * TRUERANDOM_HEALTH_TEST on source and health events, TRUERANDOM_DEVICE on
- * device events. Elsewhere: "truerandomd: message" lines on stderr.
+ * TRUERANDOM_HEALTH_TEST on source and health events (RCT, APT, and MCV
+ * for the running check), TRUERANDOM_SELFTEST on a source's self-test at
+ * open, TRUERANDOM_DEVICE on device events. Elsewhere: "truerandomd:
+ * message" lines on stderr.
  * libfuse's messages come through here too, as "libfuse: ...". */
 #pragma once
 
@@ -13,7 +15,8 @@
 
 typedef struct LogFields {
         const char *source;       /* TRUERANDOM_SOURCE */
-        const char *health_test;  /* TRUERANDOM_HEALTH_TEST: RCT, APT */
+        const char *health_test;  /* TRUERANDOM_HEALTH_TEST: RCT, APT, MCV (the running check) */
+        const char *selftest;     /* TRUERANDOM_SELFTEST: the verdict's name (selftest.h) */
         const char *device;       /* TRUERANDOM_DEVICE */
 } LogFields;
 

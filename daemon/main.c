@@ -1,6 +1,7 @@
 /* main.c - truerandomd's command line: read the configuration, make the
  * process undumpable (it holds keys), optionally go to the background once
- * the devices serve, and run the loop. */
+ * the devices serve, and run the loop. daemon_new() gives up root and every
+ * capability once the devices are set up. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -147,15 +148,10 @@ int main(int argc, char *argv[]) {
         if (check)
                 return check_config(config_path, &config);
 
-        /* Said before anything fails for the lack of it (the control
-         * socket's directory, /dev/cuse). */
-        if (geteuid() != 0) {
-                fprintf(stderr, "truerandomd: must run as root: it opens /dev/cuse, creates the device nodes and "
-                                "the control socket (run it with sudo, or as truerandomd.service)\n");
-                config_done(&config);
-                return EXIT_FAILURE;
-        }
-
+        /* Root or not: by hand it starts as root and becomes [daemon] user
+         * once set up; truerandomd.service starts it as that user, with
+         * /dev/cuse granted by udev. Either way daemon_new() ends without
+         * root or capabilities, before the first thread or request. */
         /* Keys live in this process: no core dumps, no ptrace by peers. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         if (sodium_init() < 0) {
@@ -179,6 +175,10 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         r = daemon_run(d);
         daemon_free(d);
+        /* An assessment left no credited source before the daemon was
+         * ready: as at start, said in one line, and no restart cures it. */
+        if (r == -ENOMEDIUM)
+                return EXIT_FAILURE;
         if (r < 0) {
                 log_error_errno(r, "stopped on an error");
                 return EXIT_RUNTIME;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ uint64_t daemon_now_usec(void) {
 const char *daemon_source_error(int error) {
         if (error == -EPERM || error == 0)
                 return "no credit justified (virtio-rng, rng_quality 0)";
+        if (error == -EDOM)
+                return "sampler self-test failed";
         return strerror(-error);
 }
 
@@ -71,6 +74,61 @@ static void append(struct json_object *a, struct json_object *e, int *r) {
                         r = r_;                         \
         } while (0)
 
+/* The self-test the source ran at open; null for a source without one. */
+static struct json_object *selftest_json(const SelftestResult *st) {
+        struct json_object *o;
+        char detail[256];
+        int r = 0;
+
+        if (!st->run)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        ADD(o, "result", json_object_new_string(selftest_reason_to_string(st->reason)));
+        ADD(o, "detail", json_object_new_string(selftest_describe(st, detail, sizeof(detail))));
+        if (st->words) {
+                ADD(o, "words", json_object_new_uint64(st->words));
+                return finish(o, r);
+        }
+        ADD(o, "step", json_object_new_uint64(st->step));
+        ADD(o, "warmup", json_object_new_uint64(st->warmup));
+        ADD(o, "window", json_object_new_uint64(st->samples));
+        ADD(o, "backwards", json_object_new_uint64(st->backwards));
+        ADD(o, "zero_deltas", json_object_new_uint64(st->zero));
+        ADD(o, "distinct", json_object_new_uint64(st->distinct));
+        ADD(o, "stuck", json_object_new_uint64(st->stuck));
+        ADD(o, "low_bit", json_object_new_uint64(st->low_bit));
+        ADD(o, "lag", json_object_new_uint64(st->lag));
+        ADD(o, "lag_match", json_object_new_uint64(st->lag_match));
+        ADD(o, "row_max", json_object_new_uint64(st->row_max));
+        return finish(o, r);
+}
+
+/* The running check; null for a source that never ran (nothing credited). */
+static struct json_object *running_check_json(const CollectorStats *st) {
+        const OnlineStats *on = &st->online;
+        struct json_object *o;
+        int r = 0;
+
+        if (st->credit_mbits == 0)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        ADD(o, "state", json_object_new_string(online_state_to_string(on->state)));
+        ADD(o, "window", json_object_new_uint64(ONLINE_WINDOW));
+        ADD(o, "windows", json_object_new_uint64(on->windows));
+        ADD(o, "flagged_windows", json_object_new_uint64(on->flagged));
+        ADD(o, "stops", json_object_new_uint64(on->stops));
+        ADD(o, "bound_bits", fixed(fmin(2.0 * st->credit_mbits / 1000.0, 8.0), 3));
+        /* null until the first window ends */
+        if (json_object_object_add(o, "estimate_bits", on->windows ? fixed(online_estimate_bits(on->last_max), 3)
+                                                                   : NULL) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
 static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) {
         const SourceConfig *sc = &d->config.source[i];
         SourceSlot *slot = &d->sources[i];
@@ -83,9 +141,20 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "name", json_object_new_string(config_source_name(i)));
         ADD(o, "enabled", json_object_new_boolean(sc->enable));
         if (!slot->collector) {
-                /* kernel: mixed into CRNG seeds, never credited; others: off. */
+                /* kernel: mixed into CRNG seeds, never credited; a source
+                 * being assessed, or whose assessment justified nothing or
+                 * failed: not credited; others: off. */
                 ADD(o, "credited", json_object_new_boolean(false));
-                ADD(o, "state", json_object_new_string(sc->enable && i == CONFIG_SOURCE_KERNEL ? "mixed" : "disabled"));
+                if (sc->enable && i == CONFIG_SOURCE_KERNEL)
+                        ADD(o, "state", json_object_new_string("mixed"));
+                else if (autocredit_pending(slot))
+                        ADD(o, "state", json_object_new_string("assessing"));
+                else if (sc->enable && (slot->has_assessment || slot->assess_error))
+                        ADD(o, "state", json_object_new_string(source_state_to_string(SOURCE_UNAVAILABLE)));
+                else
+                        ADD(o, "state", json_object_new_string("disabled"));
+                if (autocredit_source_json(d, i, o) < 0)
+                        r = -ENOMEM;
                 goto done;
         }
         collector_get_stats(slot->collector, &st);
@@ -93,6 +162,8 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "state", json_object_new_string(source_state_to_string(st.state)));
         ADD(o, "running", json_object_new_boolean(st.running));
         ADD(o, "credit_bits", fixed(st.credit_mbits / 1000.0, 3));
+        if (autocredit_source_json(d, i, o) < 0)
+                r = -ENOMEM;
         ADD(o, "samples", json_object_new_uint64(st.samples));
         ADD(o, "blocks", json_object_new_uint64(st.blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));
@@ -106,9 +177,11 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         }
         ADD(o, "failures", f);
         ADD(o, "read_errors", json_object_new_uint64(st.read_errors));
-        /* null is a value here: "no error yet". */
+        /* null is a value here: "no error yet", "no self-test", "never ran". */
         if (json_object_object_add(o, "last_error",
-                                   st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0)
+                                   st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0 ||
+            json_object_object_add(o, "selftest", selftest_json(&st.selftest)) < 0 ||
+            json_object_object_add(o, "running_check", running_check_json(&st)) < 0)
                 r = -ENOMEM;
 done:
         return finish(o, r);
@@ -155,18 +228,46 @@ static struct json_object *device_json(DeviceSlot *slot) {
         return finish(o, r);
 }
 
-static struct json_object *crng_json(Daemon *d, uint64_t now) {
+/* A past CLOCK_MONOTONIC time as an age in seconds, or JSON null (0: never). */
+static struct json_object *age(uint64_t then, uint64_t now) {
+        return then ? fixed((double) (now - then) / 1e6, 1) : NULL;
+}
+
+/* One trigger of the seeding policy: how often it asked, how often a
+ * reseed served it. */
+static struct json_object *trigger_json(const SeederStats *st, SeedTrigger t) {
         struct json_object *o = json_object_new_object();
         int r = 0;
 
         if (!o)
                 return NULL;
+        ADD(o, "name", json_object_new_string(seed_trigger_to_string(t)));
+        ADD(o, "requests", json_object_new_uint64(st->requests[t]));
+        ADD(o, "reseeds", json_object_new_uint64(st->reseeds[t]));
+        return finish(o, r);
+}
+
+static struct json_object *crng_json(Daemon *d, uint64_t now) {
+        struct json_object *o = json_object_new_object(), *a;
+        SeederStats st;
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        seeder_get_stats(d->seeder, &st);
         ADD(o, "seeded", json_object_new_boolean(crng_is_seeded(d->crng)));
         ADD(o, "generation", json_object_new_uint64(crng_generation(d->crng)));
-        ADD(o, "reseeds", json_object_new_uint64(d->reseeds));
-        if (json_object_object_add(o, "seed_age_s",
-                                   d->last_reseed_usec ? fixed((double) (now - d->last_reseed_usec) / 1e6, 1) : NULL) < 0)
+        ADD(o, "reseeds", json_object_new_uint64(st.seeds));
+        if (json_object_object_add(o, "seed_age_s", age(st.last_reseed_usec, now)) < 0)
                 r = -ENOMEM;
+        ADD(o, "reseed_pending", json_object_new_boolean(st.pending));
+        ADD(o, "vm_generation_changes", json_object_new_uint64(st.vm_generation_changes));
+        ADD(o, "vm_blocks_purged", json_object_new_uint64(st.vm_blocks_purged));
+        ADD(o, "rekeys", json_object_new_uint64(st.rekeys));
+        a = json_object_new_array();
+        for (SeedTrigger t = 0; a && t < _SEED_TRIGGER_MAX; t++)
+                append(a, trigger_json(&st, t), &r);
+        ADD(o, "triggers", a);
         return finish(o, r);
 }
 
@@ -187,11 +288,6 @@ static struct json_object *reload_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
-/* A past CLOCK_MONOTONIC time as an age in seconds, or JSON null (0: never). */
-static struct json_object *age(uint64_t then, uint64_t now) {
-        return then ? fixed((double) (now - then) / 1e6, 1) : NULL;
-}
-
 static struct json_object *vm_generation_json(Daemon *d, uint64_t now) {
         struct json_object *o = json_object_new_object();
         char detail[160];
@@ -205,7 +301,7 @@ static struct json_object *vm_generation_json(Daemon *d, uint64_t now) {
         ADD(o, "detail", json_object_new_string(vmgen_describe(&st, detail, sizeof(detail))));
         ADD(o, "kernel_log", json_object_new_boolean(st.channel[VMGEN_CHANNEL_KERNEL_LOG]));
         ADD(o, "uevents", json_object_new_boolean(st.channel[VMGEN_CHANNEL_UEVENT]));
-        ADD(o, "changes", json_object_new_uint64(st.changes));
+        /* How many changes were acted on is the seeder's count (crng). */
         ADD(o, "lost_records", json_object_new_uint64(st.maybe));
         /* null is a value here: no device, never a change. */
         if (json_object_object_add(o, "device", st.device[0] ? json_object_new_string(st.device) : NULL) < 0 ||

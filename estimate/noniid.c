@@ -39,32 +39,50 @@ const char *ea_estimator_name(EaEstimator e) {
         return estimator_names[e];
 }
 
+unsigned ea_progress_steps(unsigned k) {
+        /* t-tuple and LRS come from one pass. */
+        return k == 2 ? 7 : 6;
+}
+
+/* Tells the caller one step is done; its refusal ends the assessment. */
+static int step(EaProgress *p) {
+        if (!p || !p->fn)
+                return 0;
+        p->done++;
+        return p->fn(p->userdata, p->done, p->total);
+}
+
 /* Every estimator that applies to symbols s[i] < k; binary ones only for
  * k = 2. h[] keeps NAN where an estimator does not run. */
-static int assess_symbols(const uint8_t *s, size_t n, unsigned k, double h[static _EA_MAX]) {
+static int assess_symbols(const uint8_t *s, size_t n, unsigned k, double h[static _EA_MAX], EaProgress *p) {
         int r;
 
         h[EA_MCV] = ea_count_mcv(s, n, k);
+        if ((r = step(p)) < 0)
+                return r;
         if (k == 2) {
                 h[EA_COLLISION] = ea_count_collision(s, n);
                 h[EA_MARKOV] = ea_count_markov(s, n);
                 r = ea_count_compression(s, n, &h[EA_COMPRESSION]);
-                if (r < 0)
+                if (r < 0 || (r = step(p)) < 0)
                         return r;
         }
         r = ea_tuple_estimate(s, n, &h[EA_T_TUPLE], &h[EA_LRS]);
-        if (r < 0)
+        if (r < 0 || (r = step(p)) < 0)
                 return r;
         r = ea_predict_multi_mcw(s, n, k, &h[EA_MULTI_MCW]);
-        if (r < 0)
+        if (r < 0 || (r = step(p)) < 0)
                 return r;
         r = ea_predict_lag(s, n, k, &h[EA_LAG]);
-        if (r < 0)
+        if (r < 0 || (r = step(p)) < 0)
                 return r;
         r = ea_predict_multi_mmc(s, n, k, &h[EA_MULTI_MMC]);
-        if (r < 0)
+        if (r < 0 || (r = step(p)) < 0)
                 return r;
-        return ea_predict_lz78y(s, n, k, &h[EA_LZ78Y]);
+        r = ea_predict_lz78y(s, n, k, &h[EA_LZ78Y]);
+        if (r < 0 || (r = step(p)) < 0)
+                return r;
+        return 0;
 }
 
 /* The smallest estimate that ran, and never above `cap`. */
@@ -94,14 +112,15 @@ int ea_map_symbols(const uint8_t *samples, size_t n, unsigned bits, uint8_t *map
         return 0;
 }
 
-int ea_assess_mapped(const uint8_t *mapped, size_t n, unsigned k, unsigned bits, EaReport *ret) {
+int ea_assess_mapped(const uint8_t *mapped, size_t n, unsigned k, unsigned bits, EaProgress *progress,
+                     EaReport *ret) {
         EaReport rep = { .samples = n, .bits = bits, .h_bitstring = NAN };
         int r;
 
         for (unsigned e = 0; e < _EA_MAX; e++)
                 rep.original[e] = rep.bitstring[e] = NAN;
         if (k > 1) {
-                r = assess_symbols(mapped, n, k, rep.original);
+                r = assess_symbols(mapped, n, k, rep.original, progress);
                 if (r < 0)
                         return r;
         }
@@ -112,6 +131,12 @@ int ea_assess_mapped(const uint8_t *mapped, size_t n, unsigned k, unsigned bits,
 }
 
 int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret) {
+        return ea_non_iid_progress(samples, n, bits, NULL, NULL, ret);
+}
+
+int ea_non_iid_progress(const uint8_t *samples, size_t n, unsigned bits, EaProgressFn fn, void *userdata,
+                        EaReport *ret) {
+        EaProgress progress = { .fn = fn, .userdata = userdata };
         EaReport rep;
         uint8_t *mapped = NULL, *bitstring = NULL;
         unsigned k;
@@ -125,7 +150,9 @@ int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret) {
         r = ea_map_symbols(samples, n, bits, mapped, &k);
         if (r < 0)
                 goto out;
-        r = ea_assess_mapped(mapped, n, k, bits, &rep);
+        /* Steps: the estimators on the samples, then on the bitstring. */
+        progress.total = k > 1 ? ea_progress_steps(k) + (k > 2 ? ea_progress_steps(2) : 0) : 0;
+        r = ea_assess_mapped(mapped, n, k, bits, &progress, &rep);
         if (r < 0)
                 goto out;
 
@@ -137,7 +164,7 @@ int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret) {
                 for (size_t i = 0; i < n; i++)
                         for (unsigned j = 0; j < bits; j++)
                                 bitstring[i * bits + j] = (samples[i] >> (bits - 1 - j)) & 1U;
-                r = assess_symbols(bitstring, n * bits, 2, rep.bitstring);
+                r = assess_symbols(bitstring, n * bits, 2, rep.bitstring, &progress);
                 if (r < 0)
                         goto out;
                 rep.h_bitstring = assess_min(rep.bitstring, 1.0);

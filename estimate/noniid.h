@@ -56,6 +56,17 @@ typedef struct EaReport {
  * them; here every estimator is NAN and h_original, min_entropy are 0. */
 int ea_non_iid(const uint8_t *samples, size_t n, unsigned bits, EaReport *ret);
 
+/* Progress of a long assessment (seconds per million samples): called after
+ * each step with the steps done so far and their total (the total depends
+ * on the data: fewer steps for binary samples). Runs on the caller's
+ * thread. Return 0 to go on; a negative value (say -ECANCELED) ends the
+ * assessment, which then returns that value and writes nothing. */
+typedef int (*EaProgressFn)(void *userdata, unsigned done, unsigned total);
+
+/* ea_non_iid() with a progress callback (fn may be NULL). */
+int ea_non_iid_progress(const uint8_t *samples, size_t n, unsigned bits, EaProgressFn fn, void *userdata,
+                        EaReport *ret);
+
 /* Below this the estimators' statistics are meaningless (SP 800-90B asks
  * for 1,000,000 samples; NIST's tool only warns below that). */
 #define EA_SAMPLES_MIN 16U
@@ -83,3 +94,6 @@ typedef struct EaRestartReport {
  * h_i outside 0..bits, fewer than EA_SAMPLES_MIN samples, a sample with
  * bits set above `bits`), -ENOMEM. */
 int ea_restart(const uint8_t *matrix, size_t rows, size_t cols, unsigned bits, double h_i, EaRestartReport *ret);
+/* ea_restart() with a progress callback, as ea_non_iid_progress(). */
+int ea_restart_progress(const uint8_t *matrix, size_t rows, size_t cols, unsigned bits, double h_i, EaProgressFn fn,
+                        void *userdata, EaRestartReport *ret);

@@ -106,6 +106,12 @@ static unsigned restart_max_row_count(const uint8_t *m, size_t rows, size_t cols
 }
 
 int ea_restart(const uint8_t *matrix, size_t rows, size_t cols, unsigned bits, double h_i, EaRestartReport *ret) {
+        return ea_restart_progress(matrix, rows, cols, bits, h_i, NULL, NULL, ret);
+}
+
+int ea_restart_progress(const uint8_t *matrix, size_t rows, size_t cols, unsigned bits, double h_i, EaProgressFn fn,
+                        void *userdata, EaRestartReport *ret) {
+        EaProgress progress = { .fn = fn, .userdata = userdata };
         EaRestartReport rep = { .rows = rows, .cols = cols, .h_i = h_i };
         const size_t n = rows * cols;
         uint8_t *row = NULL, *col = NULL;
@@ -144,10 +150,11 @@ int ea_restart(const uint8_t *matrix, size_t rows, size_t cols, unsigned bits, d
         rep.row.bits = rep.col.bits = bits;
         rep.h_r = rep.h_c = rep.min_entropy = NAN;
         if (rep.sanity_passed) {
-                r = ea_assess_mapped(row, n, k, bits, &rep.row);
+                progress.total = k > 1 ? 2 * ea_progress_steps(k) : 0;
+                r = ea_assess_mapped(row, n, k, bits, &progress, &rep.row);
                 if (r < 0)
                         goto out;
-                r = ea_assess_mapped(col, n, k, bits, &rep.col);
+                r = ea_assess_mapped(col, n, k, bits, &progress, &rep.col);
                 if (r < 0)
                         goto out;
                 rep.h_r = rep.row.h_original;

@@ -4,9 +4,20 @@
  * Invariants:
  *   - a sample is credited only after health_feed() said HEALTH_OK for it;
  *     samples of the startup test and of failing windows are never absorbed;
- *   - a health failure throws away the partial block and purges this
- *     source's unserved blocks from the store (fail closed), so no block
- *     built before a failure is served after it was detected;
+ *   - a finished block waits here, out of the store, until every APT window
+ *     and RCT run holding its samples has closed clean (health_settled());
+ *     so a window that fails after a block finished takes that block with it
+ *     before anyone could read it. The wait is at most one window (512
+ *     samples) or one run below the RCT cutoff after the block's last sample;
+ *   - a health failure throws away the waiting blocks, the partial block,
+ *     and this source's unserved blocks in the store (fail closed), so no
+ *     block built before a failure is served after it was detected;
+ *   - so does the running check when it stops crediting, and while it is
+ *     stopped no sample is absorbed (it keeps counting them, to resume);
+ *   - no block holds a sample read before a store_purge_all() (the machine
+ *     was cloned): the partial and waiting blocks restart when the store's
+ *     epoch moved, and a block finished across a purge is refused by the
+ *     store;
  *   - device errors back off exponentially (10 ms .. 1 s) on a condition
  *     variable that collector_free() signals, so a broken device never spins
  *     and never delays shutdown by more than one source read (~1 s).
@@ -15,8 +26,9 @@
  * flag, which the loop thread reads and sets.
  * Secrets: raw samples are born in the secret_alloc()'d sample buffer and
  * erased after each step; the hash state lives in the conditioner; a finished
- * block lives in a stack SECRET_BUFFER until the store has copied it (or
- * refused it: a block that finds the store full is erased, its credit lost).
+ * block waits in the secret_alloc()'d pending ring and is erased there once
+ * the store has copied it, refused it (full: its credit is lost), or a
+ * failure discarded it.
  * Flow: source -> health -> conditioner -> [collector puts into] store. */
 #include "collector.h"
 #include "conditioner.h"
@@ -34,6 +46,13 @@
 #define BACKOFF_MIN_MS 10U
 #define BACKOFF_MAX_MS 1000U
 
+/* A finished block whose windows have not all closed yet. */
+typedef struct PendingBlock {
+        uint8_t data[CONDITIONER_BLOCK_SIZE];
+        uint64_t mbits;
+        uint64_t last;                 /* health's number of its last sample */
+} PendingBlock;
+
 struct Collector {
         const SourceOps *ops;
         void *source;                  /* NULL when unavailable */
@@ -44,8 +63,14 @@ struct Collector {
 
         /* Owned by whoever steps: the thread, or a test calling step. */
         HealthTest health;
+        OnlineCheck online;
         Conditioner *conditioner;
+        uint64_t epoch;                /* the store's, when the partial block began */
+        bool stale;                    /* this chunk was read before a purge */
         uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
+        PendingBlock *pending;         /* ring of pending_max, secret_alloc() */
+        size_t pending_max, pending_head, pending_n;
+        uint64_t settled;              /* health_settled() when last looked */
         SourceState state_before_error;
 
         pthread_t thread;
@@ -100,26 +125,70 @@ static void collector_set_running(Collector *c, bool running) {
 
 /* ---- one step ------------------------------------------------------- */
 
-/* Conditions samples that all passed the health tests; finished blocks go to
- * the store. Returns 0, or -ESHUTDOWN once the store stopped. */
-static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
-        SECRET_BUFFER(block, CONDITIONER_BLOCK_SIZE);
+/* A store_purge_all() (the machine was cloned or restored) makes every
+ * sample read before it stale: the partial block and the waiting ones
+ * start afresh. */
+static void collector_restart_block(Collector *c) {
+        conditioner_reset(c->conditioner);
+        sodium_memzero(c->pending, c->pending_max * sizeof(*c->pending));
+        c->pending_head = c->pending_n = 0;
+        c->epoch = store_epoch(c->store);
+}
+
+/* Conditions samples that all passed the health tests; the first is sample
+ * number `number`. Finished blocks wait in the pending ring. Nothing of a
+ * chunk read before a purge is absorbed. */
+static void collector_absorb(Collector *c, const uint8_t *p, size_t n, uint64_t number) {
         uint32_t credit = c->stats.credit_mbits;
 
-        while (n > 0) {
+        while (n > 0 && !c->stale) {
+                PendingBlock *b;
                 uint64_t mbits = 0;
                 bool ready = false;
                 size_t used;
-                int r;
 
-                used = conditioner_absorb(c->conditioner, p, n, credit, block, &mbits, &ready);
+                /* The ring is sized for everything one window and one run
+                 * can hold (collector_new()); more is a broken invariant. */
+                if (c->pending_n == c->pending_max)
+                        abort();
+                b = &c->pending[(c->pending_head + c->pending_n) % c->pending_max];
+                used = conditioner_absorb(c->conditioner, p, n, credit, b->data, &mbits, &ready);
                 p += used;
                 n -= used;
+                number += used;
                 if (!ready)
                         continue;
+                b->mbits = mbits;
+                b->last = number - 1;
+                c->pending_n++;
+        }
+}
 
-                r = store_put(c->store, block, mbits, c->source_id);
-                sodium_memzero(block, sizeof(block));
+/* Moves the blocks whose windows all closed clean to the store, oldest
+ * first. Returns 0, or -ESHUTDOWN once the store stopped. */
+static int collector_release(Collector *c) {
+        uint64_t settled = health_settled(&c->health);
+
+        c->settled = settled;
+        while (c->pending_n > 0) {
+                PendingBlock *b = &c->pending[c->pending_head];
+                uint64_t mbits = b->mbits;
+                int r;
+
+                if (b->last > settled)
+                        break;
+                r = store_put(c->store, b->data, mbits, c->source_id, c->epoch);
+                sodium_memzero(b, sizeof(*b));
+                c->pending_head = (c->pending_head + 1) % c->pending_max;
+                c->pending_n--;
+                if (r == -ESTALE) {
+                        /* The store was purged after these samples were
+                         * read: they, the waiting blocks and the rest of
+                         * the chunk go (the health tests still see them). */
+                        collector_restart_block(c);
+                        c->stale = true;
+                        return 0;
+                }
                 if (r == -ENOSPC)
                         /* Nobody wants it now; the thread goes back to
                          * waiting for demand after this step. */
@@ -136,9 +205,12 @@ static int collector_absorb(Collector *c, const uint8_t *p, size_t n) {
         return 0;
 }
 
-/* Fail closed: nothing conditioned or stored before the failure survives. */
+/* Fail closed: nothing conditioned, waiting or stored before the failure
+ * survives. */
 static void collector_discard(Collector *c) {
         conditioner_reset(c->conditioner);
+        sodium_memzero(c->pending, c->pending_max * sizeof(*c->pending));
+        c->pending_head = c->pending_n = 0;
         store_purge(c->store, c->source_id);
 }
 
@@ -176,8 +248,31 @@ static void collector_read_succeeded(Collector *c) {
                 collector_wake(c);
 }
 
+/* A window of the running check ended. Returns true when crediting
+ * stops: the caller drops what it has not absorbed yet. The loop hears of
+ * every window (once per 65,536 samples) with its figures already in the
+ * stats, so a stopped source, which makes no blocks to wake it, is still
+ * logged at once. */
+static bool collector_online_event(Collector *c, OnlineEvent e) {
+        SourceState s = c->stats.state;
+
+        collector_lock(c);
+        c->stats.online = c->online.stats;
+        collector_unlock(c);
+        collector_wake(c);
+        if (e == ONLINE_EVENT_STOP) {
+                collector_discard(c);
+                collector_set_state(c, SOURCE_FAILED_ESTIMATE);
+                return true;
+        }
+        if (e == ONLINE_EVENT_RESUME && s == SOURCE_FAILED_ESTIMATE)
+                collector_set_state(c, c->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY);
+        return false;
+}
+
 ssize_t collector_step(Collector *c, size_t max_samples) {
         size_t n, start = 0, i;
+        uint64_t base;
         ssize_t got;
         int r = 0;
 
@@ -186,6 +281,10 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
         if (!c->source || collector_state(c) == SOURCE_FAILED_PERMANENT)
                 return -ENODEV;
 
+        /* The epoch before the read: a purge after it refuses the block. */
+        if (store_epoch(c->store) != c->epoch)
+                collector_restart_block(c);
+        c->stale = false;
         n = MIN(max_samples, (size_t) COLLECTOR_CHUNK);
         got = c->ops->read(c->source, c->samples, n);
         if (got < 0) {
@@ -197,23 +296,38 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 abort();
         collector_read_succeeded(c);
 
+        /* samples[i] is health's sample number base + i + 1. */
+        base = c->health.samples;
         for (i = 0; i < (size_t) got; i++) {
                 HealthVerdict v = health_feed(&c->health, c->samples[i]);
+                OnlineEvent e = online_feed(&c->online, c->samples[i]);
 
-                if (v == HEALTH_OK) {
+                /* On a stop, the run so far belongs to the window that
+                 * failed: it is dropped unabsorbed (what was put is purged),
+                 * and from here on nothing is credited. */
+                if (e != ONLINE_EVENT_NONE && collector_online_event(c, e))
+                        start = i;
+                if (v == HEALTH_OK && !online_stopped(&c->online)) {
                         if (c->stats.state != SOURCE_HEALTHY)
                                 collector_set_state(c, SOURCE_HEALTHY);
+                        /* Conditioning runs in stretches; a window or run
+                         * that closed ends one, so that what it vetted
+                         * leaves at once rather than a step later. */
+                        if (health_settled(&c->health) == c->settled)
+                                continue;
+                        collector_absorb(c, c->samples + start, i + 1 - start, base + start + 1);
+                        start = i + 1;
+                        r = collector_release(c);
+                        if (r < 0)
+                                break;
                         continue;
                 }
 
-                /* Blocks finished before this sample are put and, on a
-                 * failure, purged again right below: the same outcome as
-                 * sample-by-sample processing, at run-length cost. */
-                r = collector_absorb(c, c->samples + start, i - start);
+                /* Startup samples follow a failure or the start, and a
+                 * stopped running check followed its own discard: never a
+                 * stretch of creditable ones, so nothing to absorb. */
                 start = i + 1;
-                if (r < 0)
-                        break;
-                if (v == HEALTH_STARTUP)
+                if (v == HEALTH_OK || v == HEALTH_STARTUP)
                         continue;
 
                 if (health_verdict_permanent(v)) {
@@ -229,21 +343,27 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 }
 
                 /* Intermittent: nothing is credited again until a new
-                 * startup test passed, so one purge per episode is enough. */
-                if (c->stats.state != SOURCE_FAILED_INTERMITTENT) {
+                 * startup test passed, so one purge per episode is enough.
+                 * A stopped running check is purged already and keeps the
+                 * state: it is what stands between the source and credit. */
+                if (c->stats.state != SOURCE_FAILED_INTERMITTENT && !online_stopped(&c->online)) {
                         collector_discard(c);
                         collector_set_state(c, SOURCE_FAILED_INTERMITTENT);
                 }
         }
-        if (r == 0 && i == (size_t) got)
-                r = collector_absorb(c, c->samples + start, i - start);
+        if (r == 0 && i == (size_t) got) {
+                collector_absorb(c, c->samples + start, i - start, base + start + 1);
+                r = collector_release(c);
+        }
 
         sodium_memzero(c->samples, (size_t) got);
 
         collector_lock(c);
         c->stats.samples += (uint64_t) got;
+        c->stats.pending_blocks = c->pending_n;
         c->stats.fail_rct = c->health.fail_rct;
         c->stats.fail_apt = c->health.fail_apt;
+        c->stats.online = c->online.stats;
         collector_unlock(c);
 
         return r < 0 ? r : got;
@@ -327,6 +447,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret) {
         pthread_condattr_t attr;
+        SourceParams p;
         Collector *c;
         uint32_t max;
         int r;
@@ -340,6 +461,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         c->ops = ops;
         c->source_id = source_id;
         c->store = store;
+        c->epoch = store_epoch(store);
         c->wake = wake;
         c->userdata = userdata;
 
@@ -368,7 +490,9 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         }
 
         c->stats.state = SOURCE_UNAVAILABLE;
-        r = ops->open(params, &c->source);
+        p = params ? *params : (SourceParams) { 0 };
+        p.selftest = &c->stats.selftest;
+        r = ops->open(&p, &c->source);
         if (r == -ENOMEM)
                 goto fail;
         if (r < 0) {
@@ -392,6 +516,21 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         r = health_init(&c->health, credit_mbits);
         if (r < 0)
                 goto fail;
+        r = online_init(&c->online, credit_mbits);
+        if (r < 0)
+                goto fail;
+        c->stats.online = c->online.stats;
+        /* Unsettled samples: at most a window, or a run short of the RCT
+         * cutoff; every block but the first among them takes at least
+         * ceil(320000 / credit) samples. One more for the block being
+         * finished while the ring is looked at. */
+        c->pending_max = (size_t) MAX(c->health.intermittent.apt_window, c->health.intermittent.rct) *
+                                 credit_mbits / CONDITIONER_BLOCK_MBITS + 2;
+        c->pending = secret_alloc(c->pending_max * sizeof(*c->pending));
+        if (!c->pending) {
+                r = -ENOMEM;
+                goto fail;
+        }
         c->stats.credit_mbits = credit_mbits;
         c->stats.state = SOURCE_STARTUP;
 
@@ -447,7 +586,9 @@ Collector *collector_free(Collector *c) {
                 c->ops->close(c->source);
         conditioner_free(c->conditioner);
         secret_free(c->samples);
+        secret_free(c->pending);
         sodium_memzero(&c->health, sizeof(c->health));
+        sodium_memzero(&c->online, sizeof(c->online));
         pthread_cond_destroy(&c->stop_changed);
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -473,6 +614,7 @@ const char *source_state_to_string(SourceState s) {
                 [SOURCE_FAILED_INTERMITTENT] = "failed-intermittent",
                 [SOURCE_FAILED_PERMANENT] = "failed-permanent",
                 [SOURCE_UNAVAILABLE] = "unavailable",
+                [SOURCE_FAILED_ESTIMATE] = "failed-estimate",
         };
 
         if ((unsigned) s >= _SOURCE_STATE_MAX)

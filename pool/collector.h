@@ -2,9 +2,17 @@
  * health tests, condition, and put full-entropy blocks into the store.
  *
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
- * store burns no CPU. On an intermittent health failure it discards its
- * partial block, purges its unserved blocks from the store and re-runs the
- * startup test; on a permanent one it stops for good. Device errors back off
+ * store burns no CPU. A finished block reaches the store only once every
+ * health-test window and run over its samples has closed clean. On an
+ * intermittent health failure it discards its partial and waiting blocks,
+ * purges its unserved blocks from the store and re-runs the startup test; on
+ * a permanent one it stops for good. After a store_purge_all() (a cloned
+ * machine) its partial and waiting blocks start afresh: no sample read
+ * before the purge reaches a block. The running check (online.h) watches
+ * every sample too: when it stops crediting, the same discard and purge
+ * happen, and nothing is credited until it resumes. The source's self-test
+ * at open (selftest.h) is kept in the stats; a failed one leaves the
+ * collector unavailable (last_error -EDOM). Device errors back off
  * exponentially (10 ms .. 1 s); they never spin. Nothing here logs: the wake
  * callback tells the loop thread that blocks or events are ready, and the loop
  * reads collector_get_stats() to log changes.
@@ -16,6 +24,7 @@
 #include <stdint.h>
 
 #include "health.h"
+#include "online.h"
 #include "source.h"
 #include "store.h"
 
@@ -24,7 +33,8 @@ typedef enum SourceState {
         SOURCE_HEALTHY,
         SOURCE_FAILED_INTERMITTENT,  /* last health verdict failed; startup re-runs */
         SOURCE_FAILED_PERMANENT,     /* disabled */
-        SOURCE_UNAVAILABLE,          /* open failed, or device errors */
+        SOURCE_UNAVAILABLE,          /* open failed (its self-test too), or device errors */
+        SOURCE_FAILED_ESTIMATE,      /* the running check stopped crediting it */
         _SOURCE_STATE_MAX,
 } SourceState;
 
@@ -34,13 +44,16 @@ typedef struct CollectorStats {
         uint32_t credit_mbits;        /* per sample, as configured and capped */
         uint64_t samples;             /* raw samples read */
         uint64_t credited_mbits;      /* credit that went into finished blocks */
-        uint64_t blocks;
+        uint64_t blocks;              /* put into the store */
+        uint64_t pending_blocks;      /* finished, waiting for their windows to close */
         uint64_t fail_rct;            /* intermittent failures by test */
         uint64_t fail_apt;
         uint64_t permanent_rct;       /* 0 or 1 */
         uint64_t permanent_apt;
         uint64_t read_errors;         /* device errors; -EAGAIN ("nothing now") backs off uncounted */
         int last_error;               /* -errno of the last read error, 0 if none */
+        SelftestResult selftest;      /* at open; run = false: the source has none */
+        OnlineStats online;           /* the running check */
 } CollectorStats;
 
 typedef struct Collector Collector;
@@ -51,7 +64,8 @@ typedef void (*CollectorWakeFn)(void *userdata);
 /* Opens the source (an unavailable source still yields a collector in state
  * SOURCE_UNAVAILABLE, so status can show it). credit_mbits 1..8000 is capped by
  * the source's max_credit(); when that leaves 0 the collector is
- * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). */
+ * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). The
+ * source's self-test lands in the stats (params->selftest is not used). */
 int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret);

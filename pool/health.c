@@ -137,6 +137,9 @@ int health_init(HealthTest *t, uint32_t credit_mbits) {
                 .intermittent = intermittent,
                 .permanent = permanent,
                 .startup_left = HEALTH_STARTUP_SAMPLES,
+                /* Nothing fed, nothing settled: health_settled() is 0. */
+                .rct_start = 1,
+                .apt_start = 1,
         };
         return 0;
 }
@@ -156,11 +159,13 @@ HealthVerdict health_feed(HealthTest *t, uint8_t sample) {
         else {
                 t->rct_value = sample;
                 t->rct_run = 1;
+                t->rct_start = t->samples;
         }
 
         if (t->apt_index == 0) {
                 t->apt_value = sample;
                 t->apt_count = 1;
+                t->apt_start = t->samples;
         } else if (sample == t->apt_value) {
                 t->apt_count++;
                 apt_hit = true;

@@ -10,6 +10,12 @@
  * (intermittent failure: discard, count, re-run the startup test) and
  * alpha = 2^-60 (permanent failure: the source must be disabled).
  * Startup: HEALTH_STARTUP_SAMPLES consecutive passing samples before credit.
+ *
+ * A verdict is about more than the sample that crossed a cutoff: an APT
+ * failure condemns its whole window, an RCT failure the whole run. So a
+ * sample is settled only once every window and run that holds it has closed
+ * without failing; health_settled() says up to which sample that is, and the
+ * collector keeps blocks out of the store until then (fail closed).
  * Flow: source -> [health] -> conditioner. Plain data, no secrets. */
 #pragma once
 
@@ -48,7 +54,9 @@ typedef struct HealthTest {
         unsigned apt_index;
         unsigned startup_left;
         bool failed_permanently;
-        uint64_t samples;
+        uint64_t samples;          /* fed so far; sample numbers count from 1 */
+        uint64_t rct_start;        /* number of the current run's first sample */
+        uint64_t apt_start;        /* number of the current window's first sample */
         uint64_t fail_rct;
         uint64_t fail_apt;
 } HealthTest;
@@ -65,6 +73,18 @@ int health_init(HealthTest *t, uint32_t credit_mbits);
 /* Feeds one sample. After a permanent verdict every further call returns it
  * again. After an intermittent one the startup test runs anew. */
 HealthVerdict health_feed(HealthTest *t, uint8_t sample);
+
+/* The number of the last sample no later verdict can condemn: every APT
+ * window and RCT run holding it or an earlier sample has closed clean (or
+ * failed, and said so). A complete window is closed; a run is closed by the
+ * first different sample. At most one window (or one run below the RCT
+ * cutoff) behind the newest sample. */
+static inline uint64_t health_settled(const HealthTest *t) {
+        uint64_t apt = t->apt_index == 0 ? t->samples : t->apt_start - 1;
+        uint64_t rct = t->rct_start - 1;
+
+        return apt < rct ? apt : rct;
+}
 
 static inline bool health_verdict_failed(HealthVerdict v) { return v >= HEALTH_FAIL_RCT; }
 static inline bool health_verdict_permanent(HealthVerdict v) { return v >= HEALTH_PERMANENT_RCT; }

@@ -6,10 +6,22 @@
  * interrupts make that time vary. Timestamps form one chain: every clock read
  * ends one sample and starts the next, so no interval goes unmeasured.
  *
- * A clock that advances in steps of k (a virtualised TSC here steps by 21 or
- * 26) would leave log2(k)'s worth of constant low bits, so open() measures
- * the GCD of a few thousand deltas and every delta is divided by it; the raw
- * sample is the low 8 bits of the reduced delta.
+ * A clock that advances in steps of k (a virtualised TSC steps by 21 or 26
+ * on AMD EPYC, by 2 on the Intel Xeon machines) would leave log2(k)'s
+ * worth of constant low bits, so every delta is divided by the step and
+ * the raw sample is the low 8 bits of the quotient.
+ *
+ * Every open runs the self-test (selftest.h) before a sample leaves:
+ *   1. the buffer is written once (first-touch page faults would otherwise
+ *      dominate the first samples);
+ *   2. a warm-up of SELFTEST_WARMUP_SWEEPS sweeps of the buffer by the
+ *      walk is discarded: the cache state the open left behind shapes the
+ *      samples until then (docs/ENTROPY.md has the measurement);
+ *   3. SELFTEST_SAMPLES deltas are measured, the step is taken from them
+ *      (the largest step that divides all but 1/256 of them: the plain GCD
+ *      missed it whenever one odd delta came along), and the self-test
+ *      judges them; a failure is -EDOM and the source is never read.
+ * The samples of 2 and 3 are thrown away, never credited.
  *
  * Credit: 150 mbits per sample, under half of the lowest SP 800-90B
  * ea_non_iid min-entropy measured for this sampler as built (64 accesses over
@@ -32,7 +44,6 @@
 #define JITTER_BUFFER_DEFAULT (4U << 20)
 #define JITTER_BUFFER_MIN 4096U
 #define JITTER_ACCESSES_DEFAULT 64U
-#define JITTER_GCD_SAMPLES 4096U
 
 typedef struct Jitter {
         volatile uint8_t *buffer;
@@ -40,26 +51,9 @@ typedef struct Jitter {
         unsigned accesses;
         uint64_t walk;         /* xorshift state choosing addresses */
         uint64_t last;         /* timestamp that ended the previous sample */
-        uint64_t gcd;
+        uint64_t step;         /* the clock's step, measured at open */
         uint64_t (*clock)(void);
 } Jitter;
-
-static uint64_t gcd2(uint64_t a, uint64_t b) {
-        while (b) {
-                uint64_t t = a % b;
-                a = b;
-                b = t;
-        }
-        return a;
-}
-
-uint64_t source_jitter_gcd(const uint64_t *deltas, size_t n) {
-        uint64_t g = 0;
-
-        for (size_t i = 0; i < n; i++)
-                g = gcd2(g, deltas[i]);
-        return g;
-}
 
 static uint64_t jitter_clock_default(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -91,10 +85,19 @@ static uint64_t jitter_delta(Jitter *j) {
         return d;
 }
 
+static void jitter_free(Jitter *j) {
+        free((void *) j->buffer);
+        /* The last timestamp and the walk state bound the next samples. */
+        sodium_memzero(j, sizeof(*j));
+        free(j);
+}
+
 static int jitter_open(const SourceParams *p, void **ret_state) {
         size_t size = p && p->jitter_buffer ? p->jitter_buffer : JITTER_BUFFER_DEFAULT;
         unsigned accesses = p && p->jitter_accesses ? p->jitter_accesses : JITTER_ACCESSES_DEFAULT;
         _cleanup_free_ uint64_t *deltas = NULL;
+        SelftestResult result;
+        uint32_t warmup;
         Jitter *j;
 
         /* A power of two lets the walk mask instead of divide. */
@@ -105,14 +108,13 @@ static int jitter_open(const SourceParams *p, void **ret_state) {
         if (!j)
                 return -ENOMEM;
         j->buffer = malloc(size);
-        deltas = calloc(JITTER_GCD_SAMPLES, sizeof(*deltas));
+        deltas = calloc(SELFTEST_SAMPLES, sizeof(*deltas));
         if (!j->buffer || !deltas) {
-                free((void *) j->buffer);
-                free(j);
+                jitter_free(j);
                 return -ENOMEM;
         }
         /* Touch every page now: first-touch page faults would otherwise
-         * dominate the first samples and the GCD measurement. */
+         * dominate the first samples. */
         memset((void *) j->buffer, 0x5a, size);
         j->mask = size - 1;
         j->accesses = accesses;
@@ -122,15 +124,20 @@ static int jitter_open(const SourceParams *p, void **ret_state) {
                 j->walk = 1;
         j->last = j->clock();
 
-        for (size_t i = 0; i < JITTER_GCD_SAMPLES; i++)
+        warmup = selftest_warmup_samples(size, accesses);
+        for (uint32_t i = 0; i < warmup; i++)
+                (void) jitter_delta(j);
+        for (size_t i = 0; i < SELFTEST_SAMPLES; i++)
                 deltas[i] = jitter_delta(j);
-        j->gcd = source_jitter_gcd(deltas, JITTER_GCD_SAMPLES);
-        if (j->gcd == 0) {
-                /* The clock does not advance: there is nothing to measure. */
-                free((void *) j->buffer);
-                free(j);
-                return -ENODEV;
+        (void) selftest_deltas(deltas, SELFTEST_SAMPLES, &result);
+        result.warmup = warmup;
+        if (p && p->selftest)
+                *p->selftest = result;
+        if (result.reason != SELFTEST_PASSED) {
+                jitter_free(j);
+                return -EDOM;
         }
+        j->step = result.step;
 
         *ret_state = j;
         return 0;
@@ -145,7 +152,7 @@ static ssize_t jitter_read(void *state, uint8_t *buf, size_t n) {
          * on a slow clock: a sample costs a few microseconds at most. */
         n = MIN(n, (size_t) 65536);
         for (size_t i = 0; i < n; i++)
-                buf[i] = (uint8_t) (jitter_delta(j) / j->gcd);
+                buf[i] = (uint8_t) (jitter_delta(j) / j->step);
         return (ssize_t) n;
 }
 
@@ -156,12 +163,8 @@ static uint32_t jitter_max_credit(void *state) {
 static void jitter_close(void *state) {
         Jitter *j = state;
 
-        if (!j)
-                return;
-        free((void *) j->buffer);
-        /* The last timestamp and the walk state bound the next samples. */
-        sodium_memzero(j, sizeof(*j));
-        free(j);
+        if (j)
+                jitter_free(j);
 }
 
 const SourceOps source_jitter = {

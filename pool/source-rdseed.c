@@ -7,6 +7,13 @@
  * out, read() returns the bytes it has or -EAGAIN and the collector backs off.
  * Raw samples are the bytes of the RDSEED words.
  *
+ * Self-test at open (selftest.h): SELFTEST_WORDS words, none repeated and
+ * none all zeros or all ones, or open() is -EDOM. The timing checks of the
+ * jitter source mean nothing for conditioned output; what does is a unit
+ * that hands out the same word, or zeros with the carry flag set, which is
+ * how RDRAND/RDSEED units have failed in the field. The words are thrown
+ * away.
+ *
  * Credit: 250 mbits per 8-bit sample (1/32 bit per bit). RDSEED hands out
  * the vendor's conditioned output; its raw noise is out of our health tests'
  * reach, so it is credited low and the operator may raise it.
@@ -23,6 +30,8 @@
 #endif
 
 #define RDSEED_TRIES_PER_WORD 100U
+/* Rounds of fill at open before a contended unit counts as "nothing now". */
+#define RDSEED_SELFTEST_ROUNDS 100U
 
 typedef struct Rdseed {
         uint64_t failures;     /* failed attempts, for diagnostics */
@@ -94,14 +103,43 @@ static bool rdseed_step(uint64_t *ret) {
 }
 #endif
 
+static int rdseed_selftest(const SourceParams *p, uint64_t *failures) {
+        uint64_t words[SELFTEST_WORDS];
+        uint8_t *buf = (uint8_t *) words;
+        SelftestResult result;
+        size_t have = 0;
+
+        for (unsigned round = 0; have < sizeof(words) && round < RDSEED_SELFTEST_ROUNDS; round++) {
+                ssize_t n = source_rdseed_fill(rdseed_step, RDSEED_TRIES_PER_WORD, buf + have,
+                                               sizeof(words) - have, failures);
+                if (n > 0)
+                        have += (size_t) n;
+        }
+        if (have < sizeof(words)) {
+                sodium_memzero(words, sizeof(words));
+                return -EAGAIN;
+        }
+        (void) selftest_words(words, SELFTEST_WORDS, &result);
+        sodium_memzero(words, sizeof(words));
+        if (p && p->selftest)
+                *p->selftest = result;
+        return result.reason == SELFTEST_PASSED ? 0 : -EDOM;
+}
+
 static int rdseed_open(const SourceParams *p, void **ret_state) {
         Rdseed *r;
+        int e;
 
         if (!rdseed_supported())
                 return -ENODEV;
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
+        e = rdseed_selftest(p, &r->failures);
+        if (e < 0) {
+                free(r);
+                return e;
+        }
         *ret_state = r;
         return 0;
 }

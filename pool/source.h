@@ -4,9 +4,12 @@
  * conditioner see. Each instance belongs to one thread (its collector, or an
  * export). Sources never spin: a failing device makes read() return -errno and
  * the caller backs off. No source logs; errors go up as -errno.
+ * jitter and rdseed run a self-test (selftest.h) at every open, before any
+ * sample is handed out; a failed one is -EDOM from open(), with what it
+ * measured in SourceParams.selftest.
  *
- *   jitter  timing deltas of a memory-access loop, divided by the GCD of
- *           deltas measured at open; low 8 bits of the reduced delta
+ *   jitter  timing deltas of a memory-access loop, divided by the clock's
+ *           step measured at open; low 8 bits of the reduced delta
  *   rdseed  x86 RDSEED, runtime-detected (-ENODEV when absent), bounded retry
  *   hwrng   /dev/hwrng; its credit comes from sysfs rng_quality
  *   kernel  getrandom(); never credited (CRNG defence in depth only)
@@ -19,6 +22,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "selftest.h"
+
 typedef struct SourceParams {
         const char *path;          /* hwrng: device (NULL: /dev/hwrng); file: required */
         const char *sysfs_dir;     /* hwrng: NULL = /sys/class/misc/hw_random (tests point elsewhere) */
@@ -28,13 +33,17 @@ typedef struct SourceParams {
         unsigned jitter_accesses;  /* jitter: accesses between clock reads, 0 = 64 */
         uint64_t (*jitter_clock)(void); /* jitter: NULL = rdtsc (x86) or CLOCK_MONOTONIC;
                                          * fault injection gives a clock that stalls */
+        SelftestResult *selftest;  /* out, may be NULL: open() writes its self-test here,
+                                    * passed or not; a source without one leaves it alone
+                                    * (zero it first: run = false then) */
 } SourceParams;
 
 typedef struct SourceOps {
         const char *name;
         /* Measured default credit, millibits per sample (see docs/ENTROPY.md). */
         uint32_t default_credit;
-        /* -ENODEV when the source does not exist on this machine. */
+        /* -ENODEV when the source does not exist on this machine; -EDOM
+         * when its self-test failed (p->selftest says why). */
         int (*open)(const SourceParams *p, void **ret_state);
         /* 1..n samples, or -EAGAIN (nothing now, try later), -ENODATA (a file
          * at its end), another -errno (device error). Returns within ~1 s. */
@@ -56,12 +65,8 @@ extern const SourceOps *const source_all[];
 
 const SourceOps *source_lookup(const char *name);
 
-/* Pure helpers behind jitter and rdseed, exposed so tests can drive them. */
-
-/* GCD of the nonzero deltas; 0 when there are none. The jitter source divides
- * every delta by it so that a clock that steps by k contributes no constant
- * low bits to the samples. */
-uint64_t source_jitter_gcd(const uint64_t *deltas, size_t n);
+/* Pure helpers behind rdseed, exposed so tests can drive them (jitter's
+ * are the self-test's, selftest.h). */
 
 /* One attempt at a 64-bit seed word: true and *ret written on success. */
 typedef bool (*SourceSeedStepFn)(uint64_t *ret);

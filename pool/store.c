@@ -10,7 +10,7 @@
  * One mutex guards everything; one condition variable wakes collectors
  * when demand may have appeared (take, purge, set_demand, shutdown).
  * Secrets: blocks are born in store_put() (copied from the collector) and
- * erased in store_take(), store_purge() and store_free().
+ * erased in store_take(), store_purge(), store_purge_all() and store_free().
  * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
 #include "store.h"
 
@@ -41,6 +41,7 @@ struct Store {
         bool shutdown;
         uint64_t kicks;          /* store_kick() calls: waiters return -EINTR */
         bool refilling;          /* fell below low_water, not full again yet */
+        uint64_t epoch;          /* store_purge_all() calls */
         StoreStats stats;
 };
 
@@ -136,7 +137,7 @@ Store *store_free(Store *s) {
 }
 
 int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t credited_mbits,
-              unsigned source_id) {
+              unsigned source_id, uint64_t epoch) {
         StoreBlock *b;
 
         if (credited_mbits < CONDITIONER_BLOCK_MBITS)
@@ -146,6 +147,12 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
         if (s->shutdown) {
                 store_unlock(s);
                 return -ESHUTDOWN;
+        }
+        /* Checked under the lock that store_purge_all() takes: no block
+         * begun before a purge gets in after it. */
+        if (epoch != s->epoch) {
+                store_unlock(s);
+                return -ESTALE;
         }
         if (s->fill == s->capacity) {
                 store_unlock(s);
@@ -200,17 +207,17 @@ int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serv
         return 0;
 }
 
-size_t store_purge(Store *s, unsigned source_id) {
+/* Erases the blocks of source_id, or every block with all. */
+static size_t store_purge_locked(Store *s, bool all, unsigned source_id) {
         size_t kept = 0, removed = 0;
 
-        store_lock(s);
         /* Compact towards the head, keeping order. A purged block's slot is
          * either overwritten by a later kept block or erased below, and so
          * is the old slot of every block that moved. */
         for (size_t i = 0; i < s->fill; i++) {
                 StoreBlock *b = store_slot(s, i);
 
-                if (b->source_id == source_id) {
+                if (all || b->source_id == source_id) {
                         removed++;
                         continue;
                 }
@@ -226,8 +233,35 @@ size_t store_purge(Store *s, unsigned source_id) {
 
         if (removed > 0)
                 store_wake(s);
+        return removed;
+}
+
+size_t store_purge(Store *s, unsigned source_id) {
+        size_t removed;
+
+        store_lock(s);
+        removed = store_purge_locked(s, false, source_id);
         store_unlock(s);
         return removed;
+}
+
+size_t store_purge_all(Store *s) {
+        size_t removed;
+
+        store_lock(s);
+        removed = store_purge_locked(s, true, 0);
+        s->epoch++;
+        store_unlock(s);
+        return removed;
+}
+
+uint64_t store_epoch(Store *s) {
+        uint64_t epoch;
+
+        store_lock(s);
+        epoch = s->epoch;
+        store_unlock(s);
+        return epoch;
 }
 
 size_t store_fill(Store *s) {

@@ -42,9 +42,12 @@ int store_new(size_t capacity, size_t low_water, Store **ret);
 Store *store_free(Store *s);
 
 /* Adds a block produced by source_id with its credit (>= 320000 mbits, else
- * -EINVAL). -ENOSPC when full, -ESHUTDOWN after store_shutdown(). */
+ * -EINVAL). epoch is store_epoch() as read before the first sample of the
+ * block was: after a store_purge_all() since, the block holds samples from
+ * before it and is refused with -ESTALE. -ENOSPC when full, -ESHUTDOWN after
+ * store_shutdown(). */
 int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t credited_mbits,
-              unsigned source_id);
+              unsigned source_id, uint64_t epoch);
 
 /* Takes the oldest block into ret_block. serve_bytes (0..32) is how many of its
  * bytes will reach a /dev/truerandom reader; 0 means the block seeds the CRNG.
@@ -53,6 +56,17 @@ int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serv
 
 /* Erases every stored block of source_id; returns how many. */
 size_t store_purge(Store *s, unsigned source_id);
+
+/* Erases every stored block, whatever its source (the machine was cloned or
+ * restored: another copy may hold the same blocks); returns how many. They
+ * count as purged; served and credited totals, and so the invariant, are
+ * untouched. */
+size_t store_purge_all(Store *s);
+
+/* How many store_purge_all() calls there were: a producer reads it before
+ * its samples and passes it to store_put(), and starts its block afresh
+ * when it changed. */
+uint64_t store_epoch(Store *s);
 
 size_t store_fill(Store *s);
 void store_get_stats(Store *s, StoreStats *ret);

@@ -25,6 +25,9 @@ if [ ! -c /dev/cuse ]; then
 fi
 
 getent group truerandom >/dev/null || groupadd --system truerandom
+# The daemon becomes this user once set up ([daemon] user).
+getent passwd truerandomd >/dev/null ||
+        useradd --system --user-group --no-create-home --home-dir / --shell /usr/sbin/nologin truerandomd
 conf=/etc/truerandomd.conf
 [ -f "$conf" ] || conf=etc/truerandomd.conf
 if ! build/daemon/truerandomd --config "$conf"; then

@@ -39,8 +39,8 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
 for ko in $(cat /etc/modules.order); do insmod "$ko"; done
-echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd
-printf 'root:x:0:\ntruerandom:x:990:\n' > /etc/group
+printf 'root:x:0:0:root:/root:/bin/sh\ntruerandomd:x:989:989::/nonexistent:/bin/false\n' > /etc/passwd
+printf 'root:x:0:\ntruerandom:x:990:\ntruerandomd:x:989:\n' > /etc/group
 printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf
 
 echo "### guest: Linux $(uname -r), $(ls -l /dev/cuse)"

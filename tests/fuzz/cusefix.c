@@ -12,22 +12,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crng/crng.h"
 #include "cuse/rndioctl.h"
+#include "fakeproc.h"
 #include "fuzz.h"
 #include "pool/store.h"
 
-#define PRIV_PID 100
-#define UNPRIV_PID 200
-#define GONE_PID 999999
 #define STORE_BLOCKS 16
 #define BLOCKS_MAX 4096
 /* What the kernel uses when the daemon offers less (fs/fuse/cuse.c). */
@@ -83,6 +85,7 @@ typedef struct Device {
 struct CuseFix {
         Store *store;
         Crng *crng;
+        Seeder *seeder;
         CuseHub *hub;
         Device devs[_CUSEDEV_KIND_MAX];
         unsigned seeded_events;
@@ -96,7 +99,11 @@ struct CuseFix {
         uint8_t user[CUSEFIX_USER_SIZE];
 };
 
-static char proc_root[PATH_MAX];
+/* The fake /proc, and the live processes it shows (privilege_check()
+ * refuses a pid that is not alive): this process, with CAP_SYS_ADMIN; an
+ * idle child without; and a reaped child's pid, shown as root. */
+static FakeProc *proc;
+static pid_t priv_pid, unpriv_pid, gone_pid;
 
 static const char *const dev_names[_CUSEDEV_KIND_MAX] = {
         [CUSEDEV_TRNG] = "fuzz-truerandom",
@@ -108,56 +115,47 @@ static const char *const dev_names[_CUSEDEV_KIND_MAX] = {
 /* ------------------------------------------------------------------ */
 /* callers                                                             */
 
-static void write_status(const char *capeff, int pid) {
-        char path[PATH_MAX + 32];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
-        FUZZ_CHECK(mkdir(path, 0755) == 0);
-        strcat(path, "/status");
-        f = fopen(path, "we");
-        FUZZ_CHECK(f);
-        fprintf(f, "Name:\tfuzz\nCapEff:\t%s\n", capeff);
-        FUZZ_CHECK(fclose(f) == 0);
-}
-
 static void remove_proc(void) {
-        char path[PATH_MAX + 32];
-
-        for (int i = 0; i < 2; i++) {
-                int pid = i == 0 ? PRIV_PID : UNPRIV_PID;
-
-                snprintf(path, sizeof(path), "%s/%d/status", proc_root, pid);
-                unlink(path);
-                snprintf(path, sizeof(path), "%s/%d", proc_root, pid);
-                rmdir(path);
-        }
-        rmdir(proc_root);
+        fakeproc_caller_kill(unpriv_pid);
+        proc = fakeproc_free(proc);
 }
 
 void cusefix_setup(void) {
         const char *tmp = getenv("TMPDIR");
 
-        if (proc_root[0])
+        if (proc)
                 return;
+        priv_pid = getpid();
+        unpriv_pid = fork();
+        FUZZ_CHECK(unpriv_pid >= 0);
+        if (unpriv_pid == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                for (;;)
+                        pause();
+        }
+        gone_pid = fork();
+        FUZZ_CHECK(gone_pid >= 0);
+        if (gone_pid == 0)
+                _exit(0);
+        FUZZ_CHECK(waitpid(gone_pid, NULL, 0) == gone_pid);
+
         /* A crash skips atexit(): under run-fuzzer.sh TMPDIR is its work
          * dir, removed with everything else. */
-        FUZZ_CHECK((size_t) snprintf(proc_root, sizeof(proc_root), "%s/truerandom-fuzz-proc-XXXXXX",
-                                     tmp && *tmp ? tmp : "/tmp") < sizeof(proc_root));
-        FUZZ_CHECK(mkdtemp(proc_root));
-        write_status("0000000000200000", PRIV_PID);
-        write_status("0000000000000000", UNPRIV_PID);
+        FUZZ_CHECK(fakeproc_new(tmp && *tmp ? tmp : "/tmp", &proc) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, priv_pid, 1000, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, unpriv_pid, 1000, 0, FAKEPROC_NS_SAME) == 0);
+        FUZZ_CHECK(fakeproc_add(proc, gone_pid, 0, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME) == 0);
         atexit(remove_proc);
 }
 
 static FkCaller caller_of(CuseFixCaller c, bool compat) {
         switch (c) {
         case CUSEFIX_PRIV:
-                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = PRIV_PID, .compat = compat };
+                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = (uint32_t) priv_pid, .compat = compat };
         case CUSEFIX_UNPRIV:
-                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = UNPRIV_PID, .compat = compat };
+                return (FkCaller) { .uid = 1000, .gid = 1000, .pid = (uint32_t) unpriv_pid, .compat = compat };
         case CUSEFIX_ROOT_GONE:
-                return (FkCaller) { .uid = 0, .gid = 0, .pid = GONE_PID, .compat = compat };
+                return (FkCaller) { .uid = 0, .gid = 0, .pid = (uint32_t) gone_pid, .compat = compat };
         case CUSEFIX_OTHER_NS:
         default:
                 return (FkCaller) { .uid = 1001, .gid = 1001, .pid = 0, .compat = compat };
@@ -165,7 +163,7 @@ static FkCaller caller_of(CuseFixCaller c, bool compat) {
 }
 
 static bool privileged(CuseFixCaller c) {
-        return c == CUSEFIX_PRIV || c == CUSEFIX_ROOT_GONE;
+        return c == CUSEFIX_PRIV;
 }
 
 /* ------------------------------------------------------------------ */
@@ -390,9 +388,15 @@ static void on_reply(CuseFix *fx, Device *d, const FkMsg *m) {
                 struct fuse_open_out out;
 
                 if (m->error < 0) {
-                        FUZZ_CHECK(fx->shut_down && m->error == -EIO);
+                        /* /dev/truerandom's own group gate, and its bound
+                         * on files per uid (root's are not bounded). */
+                        bool outsider = d->kind == CUSEDEV_TRNG && q.caller == CUSEFIX_OTHER_NS;
+                        FUZZ_CHECK((fx->shut_down && m->error == -EIO) || (outsider && m->error == -EACCES) ||
+                                   (d->kind == CUSEDEV_TRNG && m->error == -EMFILE &&
+                                    caller_of(q.caller, false).uid != 0));
                         return;
                 }
+                FUZZ_CHECK(d->kind != CUSEDEV_TRNG || q.caller != CUSEFIX_OTHER_NS);
                 FUZZ_CHECK(m->len == sizeof(out));
                 memcpy(&out, m->data, sizeof(out));
                 FUZZ_CHECK(out.fh != 0);
@@ -450,6 +454,13 @@ static void on_reply(CuseFix *fx, Device *d, const FkMsg *m) {
 }
 
 /* What the hub's statistics must agree with after every settle. */
+static bool reseed_pending(const CuseFix *fx) {
+        SeederStats st;
+
+        seeder_get_stats(fx->seeder, &st);
+        return st.pending;
+}
+
 static void check_state(CuseFix *fx) {
         unsigned trng_waiting = 0;
         bool wanted;
@@ -497,7 +508,7 @@ static void check_state(CuseFix *fx) {
          * through the demand callback, or the loop never starts (or stops)
          * the sources and readers wait forever. */
         wanted = cusehub_wants_blocks(fx->hub);
-        FUZZ_CHECK(wanted == (!fx->shut_down && (cusehub_reseed_pending(fx->hub) || !crng_is_seeded(fx->crng) ||
+        FUZZ_CHECK(wanted == (!fx->shut_down && (reseed_pending(fx) || !crng_is_seeded(fx->crng) ||
                                                  trng_waiting > 0)));
         if (wanted != fx->wanted && !fx->loop_acted)
                 FUZZ_CHECK(fx->demand_calls != fx->demand_seen);
@@ -557,8 +568,6 @@ static void on_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
         case CUSE_EVENT_SEEDED:
                 fx->seeded_events++;
                 break;
-        case CUSE_EVENT_RESEEDED:
-                break;
         case CUSE_EVENT_REJECTED:
         case CUSE_EVENT_NODE_ERROR:
                 /* Unique names, no node directory: neither can happen. */
@@ -569,24 +578,34 @@ static void on_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
 /* ------------------------------------------------------------------ */
 /* lifetime                                                            */
 
+/* A few waiting reads per device, one of them per uid but root's (root
+ * keeps one more): small enough that the fuzzer reaches every bound. */
+static CuseHubLimits cusefix_limits(unsigned max_parked) {
+        return (CuseHubLimits){ .max_parked = max_parked, .max_parked_per_uid = 1, .max_open_per_uid = 4 };
+}
+
 static CuseFix *fixture_new(void) {
         static unsigned generation;
         static const uint8_t initial[CRNG_KEY_SIZE] = { 'f', 'u', 'z', 'z' };
-        CuseHubParams params = { .max_parked = CUSEFIX_MAX_PARKED, .proc_root = proc_root };
+        CuseHubParams params = { .limits = cusefix_limits(CUSEFIX_MAX_PARKED), .proc_root = fakeproc_root(proc) };
         CuseFix *fx = calloc(1, sizeof(*fx));
         CuseHubCallbacks cb = { .event = on_event, .demand = on_demand };
 
-        FUZZ_CHECK(fx && proc_root[0]);
+        FUZZ_CHECK(fx && proc);
         cb.userdata = fx;
         FUZZ_CHECK(store_new(STORE_BLOCKS, STORE_BLOCKS / 4, &fx->store) == 0);
         FUZZ_CHECK(crng_new(initial, CRNG_BUFFER_MIN, &fx->crng) == 0);
-        FUZZ_CHECK(cusehub_new(&params, fx->store, fx->crng, &cb, &fx->hub) == 0);
+        FUZZ_CHECK(seeder_new(&(SeederParams){ 0 }, fx->store, fx->crng, &fx->seeder) == 0);
+        FUZZ_CHECK(cusehub_new(&params, fx->store, fx->crng, fx->seeder, &cb, &fx->hub) == 0);
         /* DEVNAMEs are unique among live connections, and two fixtures
          * can live at once. */
         generation++;
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
                 Device *d = &fx->devs[k];
-                CuseDevParams dp = { .name = d->name, .uid = (uid_t) -1, .gid = (gid_t) -1, .mode = 0666 };
+                /* /dev/truerandom's group: the gid of the PRIV and UNPRIV
+                 * callers; OTHER_NS is no member. */
+                CuseDevParams dp = { .name = d->name, .uid = (uid_t) -1,
+                                     .gid = k == CUSEDEV_TRNG ? CUSEFIX_GROUP : (gid_t) -1, .mode = 0666 };
                 int64_t unique;
                 int fd;
 
@@ -648,14 +667,15 @@ static void fixture_free(CuseFix *fx) {
         fx->hub = cusehub_free(fx->hub);
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
                 fk_free(fx->devs[k].fk);
+        seeder_free(fx->seeder);
         crng_free(fx->crng);
         store_free(fx->store);
         free(fx);
 }
 
 /* Back to the state fixture_new() leaves (seeded or not), with the
- * processes gone. False when that cannot be had: credit or a reseed request
- * an unseeded CRNG keeps. */
+ * processes gone. False when that cannot be had: credit an unseeded CRNG
+ * keeps. */
 static bool fixture_reset(CuseFix *fx) {
         uint8_t block[STORE_BLOCK_SIZE];
 
@@ -679,18 +699,18 @@ static bool fixture_reset(CuseFix *fx) {
         take_strays(fx);
         check_all_answered(fx);
 
-        if (!crng_is_seeded(fx->crng) && (crng_pending_credit(fx->crng) > 0 || cusehub_reseed_pending(fx->hub)))
+        if (!crng_is_seeded(fx->crng) && crng_pending_credit(fx->crng) > 0)
                 return false;
-        if (cusehub_reseed_pending(fx->hub)) {
+        if (reseed_pending(fx)) {
                 cusefix_put_blocks(fx, 1);
                 cusefix_settle(fx);
-                FUZZ_CHECK(!cusehub_reseed_pending(fx->hub));
+                FUZZ_CHECK(!reseed_pending(fx));
         }
         while (store_take(fx->store, block, 0) == 0)
                 ;
         fx->loop_acted = true;
         cusehub_set_trng_open(fx->hub, true);
-        cusehub_set_max_parked(fx->hub, CUSEFIX_MAX_PARKED);
+        cusefix_set_max_parked(fx, CUSEFIX_MAX_PARKED);
         fx->next_block = 0;
         memset(fx->served, 0, sizeof(fx->served));
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
@@ -729,10 +749,10 @@ CuseFix *cusefix_begin(bool seeded) {
 void cusefix_end(CuseFix *fx) {
         bool seeded;
 
-        /* Credit or a reseed request kept by an unseeded CRNG cannot be
-         * taken back: this fixture is done for, so it ends as the daemon
-         * does on SIGTERM, with whatever still waits. */
-        if (!crng_is_seeded(fx->crng) && (crng_pending_credit(fx->crng) > 0 || cusehub_reseed_pending(fx->hub))) {
+        /* Credit kept by an unseeded CRNG cannot be taken back: this
+         * fixture is done for, so it ends as the daemon does on SIGTERM,
+         * with whatever still waits. */
+        if (!crng_is_seeded(fx->crng) && crng_pending_credit(fx->crng) > 0) {
                 fixture_free(fx);
                 return;
         }
@@ -977,7 +997,7 @@ void cusefix_put_blocks(CuseFix *fx, unsigned n) {
                 uint8_t block[STORE_BLOCK_SIZE];
 
                 make_block(fx->next_block, block);
-                if (store_put(fx->store, block, 320000 + i, 0) < 0)
+                if (store_put(fx->store, block, 320000 + i, 0, store_epoch(fx->store)) < 0)
                         break;
                 fx->next_block++;
         }
@@ -991,17 +1011,22 @@ void cusefix_set_trng_open(CuseFix *fx, bool open) {
 }
 
 void cusefix_request_reseed(CuseFix *fx) {
-        bool had_block = store_fill(fx->store) > 0;
+        bool had_block = store_fill(fx->store) > 0, seeded = crng_is_seeded(fx->crng);
 
-        /* Served now if the store has a block, else pending. */
-        cusehub_request_reseed(fx->hub);
+        /* As truerandomctl reseed: refused before the first seed; served
+         * now if the store has a block, else pending. */
+        FUZZ_CHECK(seeder_trigger(fx->seeder, SEED_TRIGGER_CONTROL) == (seeded ? 0 : -ENODATA));
+        cusehub_pump(fx->hub);
         fx->loop_acted = true;
-        FUZZ_CHECK(cusehub_reseed_pending(fx->hub) == !had_block);
+        FUZZ_CHECK(reseed_pending(fx) == (seeded && !had_block));
 }
 
 
 void cusefix_set_max_parked(CuseFix *fx, unsigned max_parked) {
-        cusehub_set_max_parked(fx->hub, max_parked);
+        CuseHubLimits l = cusefix_limits(max_parked);
+
+        /* The hub keeps its bounds when given ones it cannot meet. */
+        FUZZ_CHECK((cusehub_set_limits(fx->hub, &l) == 0) == (max_parked >= 2));
         fx->loop_acted = true;
 }
 

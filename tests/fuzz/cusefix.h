@@ -41,6 +41,7 @@
 /* Big enough for struct rand_pool_info with the largest buffer accepted. */
 #define CUSEFIX_USER_SIZE (8 + 65536)
 #define CUSEFIX_MAX_PARKED 4
+#define CUSEFIX_GROUP 1000
 
 typedef struct CuseFix CuseFix;
 
@@ -48,7 +49,7 @@ typedef struct CuseFix CuseFix;
 typedef enum CuseFixCaller {
         CUSEFIX_PRIV,      /* pid with CAP_SYS_ADMIN in the fake /proc */
         CUSEFIX_UNPRIV,    /* pid without it */
-        CUSEFIX_ROOT_GONE, /* uid 0, its pid gone: uid 0 decides */
+        CUSEFIX_ROOT_GONE, /* uid 0, its pid gone: unprivileged (fail closed) */
         CUSEFIX_OTHER_NS,  /* uid 1001 from another pid namespace (pid 0) */
         _CUSEFIX_CALLER_MAX,
 } CuseFixCaller;
@@ -60,7 +61,7 @@ void cusefix_setup(void);
  * store, and the CRNG seeded or not. */
 CuseFix *cusefix_begin(bool seeded);
 /* Ends an input. If the hub can be put back as it began (one with an
- * unseeded CRNG that got credit or a reseed request cannot), the readers
+ * unseeded CRNG that got credit cannot), the readers
  * go away (their reads end EINTR), close their files, and it is kept for a
  * later cusefix_begin(); else it shuts down as on SIGTERM (waiting reads
  * end EIO), the files close and it is freed. Either way every request must

@@ -64,7 +64,11 @@ static void check_valid(const Config *c) {
                                      strcmp(c->null_name, c->urandom_name) != 0));
         FUZZ_CHECK(c->group && *c->group);
         FUZZ_CHECK(c->trng_mode <= 0777 && c->random_mode <= 0777);
-        FUZZ_CHECK(c->max_parked >= 1);
+        FUZZ_CHECK(c->max_parked >= 9);
+        FUZZ_CHECK(c->max_parked_per_uid == 0 || c->max_parked_per_uid <= c->max_parked / 9);
+        FUZZ_CHECK(config_max_parked_per_uid(c) >= 1 && config_max_parked_per_uid(c) < c->max_parked);
+        FUZZ_CHECK(c->max_open_per_uid >= 1);
+        FUZZ_CHECK(c->min_reseed_interval_ms <= c->reseed_interval * 1000U);
         FUZZ_CHECK(c->store_blocks >= 1 && c->low_water < c->store_blocks);
         FUZZ_CHECK(c->min_healthy >= 1 && c->min_healthy < _CONFIG_SOURCE_MAX);
         FUZZ_CHECK(c->reseed_interval >= 1);
@@ -73,19 +77,27 @@ static void check_valid(const Config *c) {
                 const SourceConfig *s = &c->source[i];
 
                 FUZZ_CHECK(s->credit_mbits <= 8000);
+                FUZZ_CHECK(!s->credit_auto || (s->credit_mbits == 0 && s->credit_cap_mbits > 0 &&
+                                               s->credit_cap_mbits <= 8000));
                 FUZZ_CHECK(!s->path || s->path[0] == '/');
         }
+        FUZZ_CHECK(!c->source[CONFIG_SOURCE_RDSEED].credit_auto && !c->source[CONFIG_SOURCE_HWRNG].credit_auto &&
+                   !c->source[CONFIG_SOURCE_KERNEL].credit_auto);
+        FUZZ_CHECK(c->assess_samples >= CONFIG_ASSESS_SAMPLES_MIN && c->assess_samples <= CONFIG_ASSESS_SAMPLES_MAX);
+        FUZZ_CHECK(c->state_directory && c->state_directory[0] == '/');
         FUZZ_CHECK(c->source[CONFIG_SOURCE_KERNEL].credit_mbits == 0);
         FUZZ_CHECK(c->source[CONFIG_SOURCE_HWRNG].path);
         FUZZ_CHECK(c->source[CONFIG_SOURCE_JITTER].jitter_buffer % 1024 == 0);
         if (c->source[CONFIG_SOURCE_FILE].enable)
-                FUZZ_CHECK(c->source[CONFIG_SOURCE_FILE].path && c->source[CONFIG_SOURCE_FILE].credit_mbits > 0);
+                FUZZ_CHECK(c->source[CONFIG_SOURCE_FILE].path && (c->source[CONFIG_SOURCE_FILE].credit_mbits > 0 ||
+                                                                  c->source[CONFIG_SOURCE_FILE].credit_auto));
 }
 
 static void check_equal(const Config *a, const Config *b) {
         FUZZ_CHECK(str_eq(a->trng_name, b->trng_name) && str_eq(a->random_name, b->random_name) &&
                    str_eq(a->urandom_name, b->urandom_name) && str_eq(a->null_name, b->null_name) &&
-                   str_eq(a->group, b->group) && str_eq(a->socket_path, b->socket_path));
+                   str_eq(a->group, b->group) && str_eq(a->socket_path, b->socket_path) &&
+                   str_eq(a->state_directory, b->state_directory) && a->assess_samples == b->assess_samples);
         FUZZ_CHECK(a->trng_mode == b->trng_mode && a->random_mode == b->random_mode && a->dropin == b->dropin &&
                    a->max_parked == b->max_parked);
         FUZZ_CHECK(a->store_blocks == b->store_blocks && a->low_water == b->low_water &&
@@ -94,7 +106,9 @@ static void check_equal(const Config *a, const Config *b) {
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
 
-                FUZZ_CHECK(x->enable == y->enable && x->credit_mbits == y->credit_mbits && str_eq(x->path, y->path) &&
+                FUZZ_CHECK(x->enable == y->enable && x->credit_mbits == y->credit_mbits &&
+                           x->credit_auto == y->credit_auto && x->credit_cap_mbits == y->credit_cap_mbits &&
+                           str_eq(x->path, y->path) &&
                            x->loop == y->loop && x->rate == y->rate && x->jitter_buffer == y->jitter_buffer &&
                            x->jitter_accesses == y->jitter_accesses);
         }
@@ -102,6 +116,14 @@ static void check_equal(const Config *a, const Config *b) {
 
 static const char *yn(bool b) {
         return b ? "yes" : "no";
+}
+
+/* "credit=..." for a source that may be auto, with its cap when it is. */
+static void write_credit(FILE *out, const SourceConfig *s) {
+        if (s->credit_auto)
+                fprintf(out, "credit=auto\ncredit_cap=%u.%03u\n", s->credit_cap_mbits / 1000, s->credit_cap_mbits % 1000);
+        else
+                fprintf(out, "credit=%u.%03u\n", s->credit_mbits / 1000, s->credit_mbits % 1000);
 }
 
 /* The Config as a file that sets every key. */
@@ -122,16 +144,18 @@ static char *write_back(const Config *c, size_t *ret_size) {
         fprintf(out, "[pool]\nstore_blocks=%u\nlow_water=%u\nmin_healthy=%u\nstart_delay_ms=%u\n",
                 c->store_blocks, c->low_water, c->min_healthy, c->start_delay_ms);
         fprintf(out, "[crng]\nreseed_interval=%u\n[control]\nsocket=%s\n", c->reseed_interval, c->socket_path);
-        fprintf(out, "[source.jitter]\nenable=%s\ncredit=%u.%03u\nbuffer_kib=%zu\naccesses=%u\n", yn(j->enable),
-                j->credit_mbits / 1000, j->credit_mbits % 1000, j->jitter_buffer / 1024, j->jitter_accesses);
+        fprintf(out, "[assessment]\nsamples=%u\nstate_directory=%s\n", c->assess_samples, c->state_directory);
+        fprintf(out, "[source.jitter]\nenable=%s\nbuffer_kib=%zu\naccesses=%u\n", yn(j->enable),
+                j->jitter_buffer / 1024, j->jitter_accesses);
+        write_credit(out, j);
         fprintf(out, "[source.rdseed]\nenable=%s\ncredit=%u.%03u\n", yn(r->enable), r->credit_mbits / 1000,
                 r->credit_mbits % 1000);
         fprintf(out, "[source.hwrng]\nenable=%s\ncredit=%u.%03u\npath=%s\n", yn(h->enable),
                 h->credit_mbits / 1000, h->credit_mbits % 1000, h->path);
         fprintf(out, "[source.kernel]\nenable=%s\n", yn(k->enable));
-        fprintf(out, "[source.file]\nenable=%s\ncredit=%u.%03u\npath=%s\nloop=%s\nrate=%llu\n",
-                yn(f->enable), f->credit_mbits / 1000, f->credit_mbits % 1000, f->path ? f->path : "none",
-                yn(f->loop), (unsigned long long) f->rate);
+        fprintf(out, "[source.file]\nenable=%s\npath=%s\nloop=%s\nrate=%llu\n", yn(f->enable),
+                f->path ? f->path : "none", yn(f->loop), (unsigned long long) f->rate);
+        write_credit(out, f);
         FUZZ_CHECK(fclose(out) == 0);
         *ret_size = size;
         return text;

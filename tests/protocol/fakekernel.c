@@ -68,6 +68,9 @@ typedef struct Pending {
         uint32_t opcode;
         size_t min;
         size_t max;
+        /* Sent while the caller had a caught signal pending: the INTERRUPT
+         * goes out as the daemon reads the request (FR_INTERRUPTED). */
+        bool interrupted;
 } Pending;
 
 typedef struct Wakeup {
@@ -97,6 +100,7 @@ struct FakeKernel {
         size_t n_requeue, max_requeue;
 
         bool gone;
+        bool signal_pending;    /* the caller has a caught signal pending */
         bool no_interrupt;
         bool no_poll;
         bool initialized;
@@ -505,6 +509,44 @@ static FakeKernel *find_by_fd_locked(int fd) {
         return NULL;
 }
 
+/* fuse_dev_do_read(): a request whose caller had a signal pending when it
+ * was sent (FR_INTERRUPTED) gets its INTERRUPT queued as the daemon takes
+ * the request, so the daemon finds it next, before it reads anything else
+ * it has not read yet. Called on the daemon's thread with the request it
+ * just read. */
+static void interrupt_on_read(int fd, const void *buf, size_t len) {
+        struct fuse_in_header h, ih;
+        struct fuse_interrupt_in in;
+        struct iovec iov[2];
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+        FakeKernel *fk;
+        Pending *p;
+
+        if (len < sizeof(h))
+                return;
+        memcpy(&h, buf, sizeof(h));
+        if (h.opcode == FUSE_INTERRUPT)
+                return;
+        pthread_mutex_lock(&fk_lock);
+        fk = find_by_fd_locked(fd);
+        p = fk && !fk->no_interrupt ? pending_find_locked(fk, h.unique) : NULL;
+        if (p && p->interrupted) {
+                p->interrupted = false;
+                ih = (struct fuse_in_header) {
+                        .len = sizeof(ih) + sizeof(in),
+                        .opcode = FUSE_INTERRUPT,
+                        .unique = h.unique | 1,
+                };
+                in = (struct fuse_interrupt_in) { .unique = h.unique };
+                iov[0] = (struct iovec) { .iov_base = &ih, .iov_len = sizeof(ih) };
+                iov[1] = (struct iovec) { .iov_base = &in, .iov_len = sizeof(in) };
+                if (sendmsg(fk->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+                        violation_locked(fk, -errno, "INTERRUPT for %" PRIu64 " could not be queued",
+                                         h.unique);
+        }
+        pthread_mutex_unlock(&fk_lock);
+}
+
 /* libfuse's custom io contract is read(2)/writev(2)'s: -1 and errno. */
 static ssize_t daemon_read(int fd, void *buf, size_t len, void *userdata) {
         struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -531,6 +573,7 @@ static ssize_t daemon_read(int fd, void *buf, size_t len, void *userdata) {
                 errno = EIO;
                 return -1;
         }
+        interrupt_on_read(fd, buf, (size_t) n);
         return n;
 }
 
@@ -756,6 +799,7 @@ static int64_t send_request(FakeKernel *fk, uint32_t opcode, const FkCaller *cal
                 if (expect)
                         fk->pending[fk->n_pending++] = (Pending) {
                                 .unique = unique, .opcode = opcode, .min = min, .max = max,
+                                .interrupted = fk->signal_pending && opcode != CUSE_INIT,
                         };
         }
         pthread_mutex_unlock(&fk_lock);
@@ -1171,14 +1215,18 @@ int fk_init_result(FakeKernel *fk, FkInit *ret) {
         return r;
 }
 
-int fk_init(FakeKernel *fk, FkInit *ret) {
+int fk_init_await(FakeKernel *fk, int64_t unique, FkInit *ret) {
         FkMsg m;
         int r;
 
-        r = await(fk, fk_send_init(fk), &m);
+        r = await(fk, unique, &m);
         if (r < 0)
                 return r;
         return fk_init_result(fk, ret);
+}
+
+int fk_init(FakeKernel *fk, FkInit *ret) {
+        return fk_init_await(fk, fk_send_init(fk), ret);
 }
 
 /* The device exists only between an accepted INIT and the end of the
@@ -1223,8 +1271,13 @@ int fk_open(FakeKernel *fk, const FkCaller *caller, int flags, FkFile *ret) {
 }
 
 /* fuse_direct_io(): chunks, stopping at the first short one; an error after
- * some bytes returns the bytes. */
-static ssize_t direct_io(FakeKernel *fk, const FkFile *f, bool write, void *buf, size_t size) {
+ * some bytes returns the bytes. As cuse_read_iter() and cuse_write_iter()
+ * pass a position of 0, each chunk's offset is the bytes this call moved
+ * before it. Once `signal_after` bytes were moved a caught signal is
+ * pending: the chunks after go out interrupted (it is delivered as the
+ * call returns). */
+static ssize_t direct_io(FakeKernel *fk, const FkFile *f, bool write, void *buf, size_t size,
+                         size_t signal_after) {
         size_t chunk, done = 0;
         int r;
 
@@ -1238,6 +1291,11 @@ static ssize_t direct_io(FakeKernel *fk, const FkFile *f, bool write, void *buf,
                 int64_t unique;
                 FkMsg m;
 
+                if (done >= signal_after) {
+                        pthread_mutex_lock(&fk_lock);
+                        fk->signal_pending = true;
+                        pthread_mutex_unlock(&fk_lock);
+                }
                 unique = write ? send_write(fk, &f->caller, f->fh, done, (uint8_t *) buf + done,
                                             n, f->flags)
                                : send_read(fk, &f->caller, f->fh, done, n, f->flags);
@@ -1264,6 +1322,10 @@ static ssize_t direct_io(FakeKernel *fk, const FkFile *f, bool write, void *buf,
                 if (got != n)
                         break;
         }
+        /* The handler runs on the way out of the call. */
+        pthread_mutex_lock(&fk_lock);
+        fk->signal_pending = false;
+        pthread_mutex_unlock(&fk_lock);
         /* A hang is what the test needs to hear about, not the bytes before it. */
         if (r == -ETIMEDOUT)
                 return r;
@@ -1271,11 +1333,15 @@ static ssize_t direct_io(FakeKernel *fk, const FkFile *f, bool write, void *buf,
 }
 
 ssize_t fk_read(FakeKernel *fk, const FkFile *f, void *buf, size_t size) {
-        return direct_io(fk, f, false, buf, size);
+        return direct_io(fk, f, false, buf, size, SIZE_MAX);
+}
+
+ssize_t fk_read_signalled(FakeKernel *fk, const FkFile *f, void *buf, size_t size, size_t after) {
+        return direct_io(fk, f, false, buf, size, after);
 }
 
 ssize_t fk_write(FakeKernel *fk, const FkFile *f, const void *buf, size_t size) {
-        return direct_io(fk, f, true, (void *) buf, size);
+        return direct_io(fk, f, true, (void *) buf, size, SIZE_MAX);
 }
 
 /* The caller's memory for fk_ioctl(): `size` bytes at fake address `base`. */

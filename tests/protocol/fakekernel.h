@@ -18,7 +18,8 @@
  *    connection is aborted before the daemon's init_done runs;
  *  - open/read/write/release/poll/ioctl carry the fields the kernel fills in
  *    (f_flags with O_LARGEFILE, lock owners, kh, FUSE_IOCTL_* flags); reads
- *    and writes are split into max_read/max_write/32-page chunks; the
+ *    and writes are split into max_read/max_write/32-page chunks, each at
+ *    the offset the call reached (CUSE starts every call at 0); the
  *    unrestricted ioctl retry dance copies user memory in and out with the
  *    kernel's limits and errors;
  *  - when either end goes away, requests still waiting end with
@@ -209,6 +210,10 @@ unsigned fk_violations(FakeKernel *fk, const char **ret_last);
  * without DEVNAME), -EEXIST (DEVNAME taken by a live fake), -EIO (malformed
  * reply): the connection is then aborted, as the kernel does. */
 int fk_init(FakeKernel *fk, FkInit *ret);
+/* The second half of fk_init(), for an INIT sent with fk_send_init() when the
+ * session opened, as the kernel does: the daemon may answer it before it
+ * gives anything else a turn. */
+int fk_init_await(FakeKernel *fk, int64_t unique, FkInit *ret);
 /* The kernel's verdict on the CUSE_INIT reply received so far, as fk_init()
  * returns it; -EAGAIN while none came. For a daemon driven on the test's own
  * thread, where fk_init() cannot wait. */
@@ -219,6 +224,11 @@ int fk_open(FakeKernel *fk, const FkCaller *caller, int flags, FkFile *ret);
  * pages; stops at the first short chunk; an error after some bytes returns
  * the bytes (all as fuse_direct_io()). -ETIMEDOUT when a chunk got no reply. */
 ssize_t fk_read(FakeKernel *fk, const FkFile *f, void *buf, size_t size);
+/* read(2) during which a caught signal arrives once `after` bytes came:
+ * every chunk sent from then on is interrupted, its INTERRUPT queued as
+ * the daemon reads it (fs/fuse/dev.c); an EINTR reply ends the call with
+ * the bytes so far, as fuse_direct_io() does. */
+ssize_t fk_read_signalled(FakeKernel *fk, const FkFile *f, void *buf, size_t size, size_t after);
 /* write(2), the same way with max_write. */
 ssize_t fk_write(FakeKernel *fk, const FkFile *f, const void *buf, size_t size);
 /* ioctl(2) with `user` as the caller's memory and arg pointing at its start

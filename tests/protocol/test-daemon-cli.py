@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 # test-daemon-cli.py - truerandomd's command line where it must refuse:
 # start-up with no credited source that can run fails fast (foreground and
-# background) with one line naming every source; a missing group says so
-# once; a non-root start says root is needed; --check-config refuses what
-# the daemon would refuse, with FILE:LINE, says "not found" for a missing
-# file and names an inline comment. Needs root (skips otherwise).
+# background) with one line naming every source; a missing group or user,
+# or root as [daemon] user, says so once; a non-root start that cannot set
+# itself up says how to start it; --check-config refuses what the daemon
+# would refuse, with FILE:LINE, says "not found" for a missing file and
+# names an inline comment. Needs root (skips otherwise). The files name
+# `nobody` as [daemon] user: the package's user is not there on a build
+# machine.
 #   test-daemon-cli.py PATH-TO-TRUERANDOMD
 import os
 import shutil
@@ -41,10 +44,13 @@ def lines(text):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    def conf(name, text):
+    def conf(name, text, user="nobody"):
         path = os.path.join(tmp, name)
         with open(path, "w") as f:
-            f.write("[control]\nsocket = %s/control-%s\n" % (tmp, name) + text)
+            f.write("[control]\nsocket = %s/control-%s\n[assessment]\nstate_directory = %s/state\n" % (tmp, name, tmp)
+                    + text)
+            if user:
+                f.write("[daemon]\nuser = %s\n" % user)
         return path
 
     gid = os.getgid()
@@ -60,7 +66,7 @@ with tempfile.TemporaryDirectory() as tmp:
               "no credited source, %s: one line naming every source and why: %r" % (mode, l))
 
     code, out, err, _ = run(["--check-config", "--config", nothing])
-    check(code == 1 and "no credited source" in err and "(line 6)" in err,
+    check(code == 1 and "no credited source" in err and "(line 8)" in err,
           "--check-config refuses no credited source, with lines: %r" % err.strip())
 
     nogroup = conf("nogroup.conf", "[device]\ngroup = no-such-group-here\n")
@@ -69,7 +75,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(code == 1 and len(l) == 1 and "no-such-group-here" in l[0] and "start-up failed" not in err,
           "missing group: one clear line, exit 1: %r" % l)
     code, out, err, _ = run(["--check-config", "--config", nogroup])
-    check(code == 1 and "nogroup.conf:4: group 'no-such-group-here' does not exist" in err,
+    check(code == 1 and "nogroup.conf:6: group 'no-such-group-here' does not exist" in err,
           "--check-config refuses the missing group at FILE:LINE: %r" % err.strip())
 
     if shutil.which("setpriv"):
@@ -77,15 +83,32 @@ with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
         os.chmod(ok, 0o644)
         code, out, err, _ = run(["--foreground", "--config", ok], as_nobody=True)
-        check(code == 1 and "must run as root" in err and "Permission denied" not in err,
-              "non-root: says root is needed: %r" % err.strip())
+        l = lines(err)
+        check(code == 1 and len(l) == 1 and "Permission denied" in l[0] and "control-ok.conf" in l[0]
+              and "start it as root" in l[0] and "truerandomd.service" in l[0],
+              "non-root and no way to set up: one line, what and how to start it: %r" % l)
+
+    nouser = conf("nouser.conf", "[device]\ngroup = %d\n" % gid, user="no-such-user-here")
+    code, out, err, _ = run(["--foreground", "--config", nouser])
+    l = lines(err)
+    check(code == 1 and len(l) == 1 and "nouser.conf:8: user 'no-such-user-here' does not exist" in l[0],
+          "missing user: one clear line at FILE:LINE, exit 1: %r" % l)
+    code, out, err, _ = run(["--check-config", "--config", nouser])
+    check(code == 1 and "nouser.conf:8: user 'no-such-user-here' does not exist" in err,
+          "--check-config refuses the missing user at FILE:LINE: %r" % err.strip())
+    rootuser = conf("rootuser.conf", "[device]\ngroup = %d\n" % gid, user="root")
+    code, out, err, _ = run(["--check-config", "--config", rootuser])
+    check(code == 1 and "rootuser.conf:8: user 'root' is root" in err,
+          "--check-config refuses root as [daemon] user: %r" % err.strip())
+    code, out, err, _ = run(["--foreground", "--config", rootuser])
+    check(code == 1 and "user 'root' is root" in err, "start-up refuses root as [daemon] user: %r" % err.strip())
 
     code, out, err, _ = run(["--check-config", "--config", os.path.join(tmp, "absent.conf")])
     check(code == 1 and err.strip().endswith("absent.conf: not found"), "a missing file is 'not found': %r" % err)
 
     inline = conf("inline.conf", "[device]\ngroup = %d\n[source.jitter]\nenable = yes # the default\n" % gid)
     code, out, err, _ = run(["--check-config", "--config", inline])
-    check(code == 1 and "inline.conf:6:" in err and "comment" in err, "an inline comment is named: %r" % err.strip())
+    check(code == 1 and "inline.conf:8:" in err and "comment" in err, "an inline comment is named: %r" % err.strip())
 
     good = conf("good.conf", "[device]\ngroup = %d\n" % gid)
     code, out, err, _ = run(["--check-config", "--config", good])

@@ -521,6 +521,25 @@ static void test_nonblock_and_interrupt(void **state) {
         dev_stop(d);
 }
 
+/* A caught signal during a long read: each request sent after it carries
+ * an INTERRUPT that reaches the daemon as it reads the request
+ * (fuse_dev_do_read()). A device that answers at once still has the whole
+ * read done, as with the kernel; one that parks answers EINTR, and the call
+ * returns what it had. */
+static void test_signal_during_read(void **state) {
+        TestDev *d = dev_up("fk-sig", CUSE_UNRESTRICTED_IOCTL);
+        static uint8_t buf[300000];
+        FkFile f;
+
+        assert_int_equal(fk_open(d->fk, &alice, O_RDONLY, &f), 0);
+        set_readable(d, true);
+        assert_int_equal(fk_read_signalled(d->fk, &f, buf, sizeof(buf), 131072), sizeof(buf));
+        set_readable(d, false);
+        assert_int_equal(fk_read_signalled(d->fk, &f, buf, 16, 0), -EINTR);
+        assert_clean(d->fk);
+        dev_stop(d);
+}
+
 static void test_ioctl_retry_dance(void **state) {
         TestDev *d = dev_up("fk-ioctl", CUSE_UNRESTRICTED_IOCTL);
         SumArg s = { .n = 100 };
@@ -949,6 +968,7 @@ int main(void) {
                 cmocka_unit_test(test_init_handshake),
                 cmocka_unit_test(test_open_read_write_release),
                 cmocka_unit_test(test_nonblock_and_interrupt),
+                cmocka_unit_test(test_signal_during_read),
                 cmocka_unit_test(test_ioctl_retry_dance),
                 cmocka_unit_test(test_ioctl_restricted),
                 cmocka_unit_test(test_poll_notify),

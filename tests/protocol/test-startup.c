@@ -59,6 +59,9 @@ static int start(int k, char *log, size_t log_size) {
         snprintf(path, sizeof(path), "%s/control", dir);
         free(c.socket_path);
         c.socket_path = strdup(path);
+        snprintf(path, sizeof(path), "%s/state", dir);
+        free(c.state_directory);
+        c.state_directory = strdup(path);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 c.source[i].enable = false;
         c.source[CONFIG_SOURCE_FILE] = (SourceConfig){ .enable = true, .credit_mbits = 8000,
@@ -84,6 +87,8 @@ static int start(int k, char *log, size_t log_size) {
         unlink(path);
         snprintf(path, sizeof(path), "%s/control", dir);
         unlink(path);
+        snprintf(path, sizeof(path), "%s/state", dir);
+        rmdir(path);
         rmdir(dir);
         config_done(&c);
         assert_null(d);

@@ -9,12 +9,19 @@
 # raw -o FILE: a complete capture lands under FILE; a daemon that goes away
 # mid-capture, or SIGINT, SIGTERM, SIGHUP, leave no file at all (and an
 # older FILE as it was); the progress bar shows rate and time left.
-#   test-truerandomctl.py PATH-TO-TRUERANDOMCTL
+# assess: --file on the committed jitter capture prints NIST's values for
+# it (tests/unit/estimate-expected.h), as text and as JSON; assess SOURCE
+# through a fake daemon and --direct on a file source measure a synthetic
+# stream of exactly 2 bits per sample at just under 2; --restart asks the
+# daemon for the 1000 x 1000 matrix too and exits 7 when the restart test
+# fails; raw --direct writes the very samples; the refusals say why.
+#   test-truerandomctl.py PATH-TO-TRUERANDOMCTL SOURCE-ROOT
 import copy
 import json
 import math
 import os
 import pty
+import re
 import select
 import signal
 import socket
@@ -27,6 +34,7 @@ import time
 from prometheus_client.parser import text_string_to_metric_families
 
 CTL = sys.argv[1]
+ROOT = sys.argv[2]
 failures = 0
 
 
@@ -45,11 +53,21 @@ def source(name, state="healthy", credited=True):
             "credited_bits_per_s": 1234.5,
             "failures": {"rct": 0, "apt": 2, "permanent_rct": 0,
                          "permanent_apt": 1 if state == "failed-permanent" else 0},
-            "read_errors": 0, "last_error": None}
+            "read_errors": 0, "last_error": None,
+            "credit_origin": "auto", "credit_cap_bits": 1.0,
+            "estimate": {"min_entropy": 0.6, "h_original": 0.6, "h_bitstring": 0.1, "bound_bits": 0.3,
+                         "samples": 1000000, "date": "2026-12-03T13:13:31Z", "age_s": 86400, "measured": "stored"},
+            "selftest": {"result": "passed", "detail": "passed (step 2, ...)", "step": 2, "warmup": 8192,
+                         "window": 4096, "backwards": 0, "zero_deltas": 0, "distinct": 190, "stuck": 301,
+                         "low_bit": 2101, "lag": 5, "lag_match": 181, "row_max": 61},
+            "running_check": {"state": "stopped" if state == "failed-estimate" else "ok", "window": 65536,
+                              "windows": 153, "flagged_windows": 5 if state == "failed-estimate" else 0,
+                              "stops": 1 if state == "failed-estimate" else 0, "bound_bits": 0.6,
+                              "estimate_bits": 0.412 if state == "failed-estimate" else 4.312}}
 
 
 SERVING = {
-    "version": 2, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
+    "version": 3, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
     "trng_serving": True, "min_healthy": 1,
     "reload": {"count": 1, "result": "ok", "age_s": 12.5, "error": None},
     "sources": [source("jitter"), source("hwrng"), source("kernel", "mixed", False),
@@ -61,7 +79,11 @@ SERVING = {
                  "waiting_uids": 2, "reads": 100, "bytes_served": 35200, "eagain": 0, "interrupted": 0},
                 {"name": "truerandom-random", "kind": "random", "up": True, "open_files": 1, "waiting": 0,
                  "waiting_uids": 0, "reads": 9, "bytes_served": 3650722202, "eagain": 0, "interrupted": 0}],
-    "crng": {"seeded": True, "generation": 42, "reseeds": 41, "seed_age_s": 12.3},
+    "crng": {"seeded": True, "generation": 42, "reseeds": 41, "seed_age_s": 12.3, "reseed_pending": False,
+             "vm_generation_changes": 1, "vm_blocks_purged": 812, "rekeys": 1,
+             "triggers": [{"name": t, "requests": n, "reseeds": k}
+                          for t, n, k in (("periodic", 38, 38), ("ioctl", 9, 1), ("control", 0, 0),
+                                          ("vm_generation", 1, 1), ("resume", 2, 1))]},
 }
 
 
@@ -72,6 +94,8 @@ def variant(change):
 
 
 DEGRADED = variant(lambda s: s["sources"].__setitem__(1, source("hwrng", "failed-permanent")))
+# The running check stopped crediting jitter: degraded too.
+ESTIMATE = variant(lambda s: s["sources"].__setitem__(0, source("jitter", "failed-estimate")))
 STARTING = variant(lambda s: s.update(ready=False, trng_serving=False))
 CLOSED = variant(lambda s: s.update(trng_serving=False))
 # One source left healthy of the two that min_healthy 2 asks for, yet an old
@@ -85,10 +109,13 @@ REFUSED = variant(lambda s: s.update(reload={"count": 2, "result": "refused", "a
 
 class FakeDaemon:
     """Answers every status request with one packet; reply may instead be
-    a function (connection, request) for other conversations."""
+    a function (connection, request) for other conversations. eager: the
+    reply goes out as the connection is accepted, before anything is read,
+    and the connection is closed, as truerandomd turns one away."""
 
-    def __init__(self, path, reply):
+    def __init__(self, path, reply, eager=False):
         self.reply = reply
+        self.eager = eager
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.bind(path)
         self.sock.listen(4)
@@ -102,6 +129,9 @@ class FakeDaemon:
             except OSError:
                 return
             with conn:
+                if self.eager:
+                    conn.send(self.reply)
+                    continue
                 req = conn.recv(4096)
                 if callable(self.reply):
                     try:
@@ -114,6 +144,29 @@ class FakeDaemon:
     def close(self):
         self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+
+
+def on_terminal(start):
+    """Runs start(tty) with its stderr on a pseudo-terminal; the process
+    once it ended, and all it wrote there."""
+    master, slave = pty.openpty()
+    p = start(slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 60)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    return p, shown
 
 
 def run(path, *args):
@@ -167,6 +220,7 @@ def check_metrics(text, status, what):
 with tempfile.TemporaryDirectory() as tmp:
     sock = os.path.join(tmp, "control")
     for name, status, verdict in (("serving", SERVING, 0), ("degraded", DEGRADED, 1),
+                                  ("running check stopped", ESTIMATE, 1),
                                   ("fewer than min_healthy", UNDER_MIN, 1), ("starting", STARTING, 2),
                                   ("/dev/truerandom closed", CLOSED, 2), ("reload refused", REFUSED, 0)):
         d = FakeDaemon(sock, b"ok " + json.dumps(status).encode())
@@ -187,6 +241,11 @@ with tempfile.TemporaryDirectory() as tmp:
                     refused = [l for l in lines if "REFUSED" in l]
                     check(len(refused) == 1 and refused[0].endswith(">"),
                           "refused reload shown, its cut line marked: %r" % refused)
+                if status is ESTIMATE:
+                    check(any(l == "        running: stopped, 0.412 bits (bound 0.600), 5 of 153 flagged, "
+                                   "1 stops" for l in lines), "text shows the running check stopped")
+                    check(any(l.startswith("        self-test passed: step 2, 190 values") for l in lines),
+                          "text shows the self-test")
                 if status is CLOSED:
                     check(any(l.startswith("/dev/truerandom: not serving") for l in lines),
                           "text says /dev/truerandom is not serving")
@@ -213,6 +272,28 @@ with tempfile.TemporaryDirectory() as tmp:
         if d:
             d.close()
             os.unlink(sock)
+
+    # A full control socket answers "busy" as it accepts, and closes, often
+    # before the request was sent: the client must still read that answer,
+    # whichever came first (issue 12: root's status failed 10 of 10 with
+    # "Broken pipe"). Exit 3 for status, 6 for the other commands.
+    d = FakeDaemon(sock, b"error busy the control connections left are kept for root", eager=True)
+    said = []
+    for _ in range(20):
+        code, out, err = run(sock)
+        said.append((code, err.strip()))
+    check(all(c == 3 and "busy: the control connections left are kept for root" in e for c, e in said),
+          "status against a full socket: exit 3, 'busy' and why, every time (%s)" %
+          sorted(set(said))[:3])
+    code, out, err = run(sock, "--json")
+    check(code == 3 and "busy" in json.loads(out or "{}").get("error", ""),
+          "status --json against a full socket: exit 3, the error says busy (%d, %r)" % (code, out))
+    p = subprocess.run([CTL, "--socket", sock, "reseed"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    check(p.returncode == 6 and "busy" in p.stderr,
+          "reseed against a full socket: exit 6, busy (%d, %r)" % (p.returncode, p.stderr))
+    d.close()
+    os.unlink(sock)
 
     code, out, err = run(sock, "--format=yaml")
     check(code == 2 and "--format" in err, "--format=yaml is a usage error")
@@ -281,23 +362,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # The progress bar, on a terminal: rate and time left.
     os.unlink(out_file)
     d = FakeDaemon(sock, exporter("slow"))
-    master, slave = pty.openpty()
-    p = raw(stderr=slave)
-    os.close(slave)
-    shown = b""
-    while True:
-        r, _, _ = select.select([master], [], [], 30)
-        if not r:
-            break
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    p.wait(timeout=60)
-    os.close(master)
+    p, shown = on_terminal(lambda slave: raw(stderr=slave))
     last = shown.decode(errors="replace").replace("\r", "\n").strip().splitlines()[-1] if shown else ""
     check(p.returncode == 0 and "100%" in last and "B/s" in last and "done" in last,
           "raw progress shows the rate at the end: %r" % last)
@@ -307,5 +372,191 @@ with tempfile.TemporaryDirectory() as tmp:
     d.close()
     os.unlink(sock)
 
+
+    # ---- assess -------------------------------------------------------------
+
+    ESTIMATORS = ["mcv", "collision", "markov", "compression", "t_tuple", "lrs", "multi_mcw", "lag", "multi_mmc",
+                  "lz78y"]
+    # The comparison test-estimate makes with NIST's values (estimate-check.h).
+    TOLERANCE = 0.005
+
+    
+    def nist_expected(name):
+        """NIST's values for a data set, read from estimate-expected.h."""
+        text = open(os.path.join(ROOT, "tests", "unit", "estimate-expected.h")).read()
+        m = re.search(r'\{ "%s",.*?\.original =\s*\{([^}]*)\},\s*\.bitstring =\s*\{([^}]*)\},\s*'
+                      r'\.h_original = ([0-9.NA]+), \.h_bitstring = ([0-9.NA]+), \.min_entropy = ([0-9.NA]+) \}' % name,
+                      text, re.S)
+        if not m:
+            raise SystemExit("no %s entry in estimate-expected.h" % name)
+
+        def num(t):
+            t = t.strip()
+            return None if t == "NAN" else float(t)
+        return {"original": [num(t) for t in m.group(1).split(",")],
+                "bitstring": [num(t) for t in m.group(2).split(",")],
+                "h_original": num(m.group(3)), "h_bitstring": num(m.group(4)), "min_entropy": num(m.group(5))}
+
+    
+    def close(want, got):
+        if want is None:
+            return got is None
+        return got is not None and abs(got - want) <= TOLERANCE * abs(want)
+
+    
+    def assess(*args, timeout=600):
+        p = subprocess.run([CTL, "assess", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    
+    capture = os.path.join(ROOT, "tests", "data", "jitter-raw-1M.bin")
+    nist = nist_expected("jitter")
+    code, out, err = assess("--file", capture)
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] in ESTIMATORS:
+            rows[f[0]] = [None if v == "-" else float(v) for v in f[1:]]
+    ok = code == 0 and len(rows) == 10
+    for i, e in enumerate(ESTIMATORS):
+        ok = ok and close(nist["original"][i], rows.get(e, [0, 0])[0]) and close(nist["bitstring"][i], rows.get(e, [0, 0])[1])
+    for key, label in (("h_original", "H_original: "), ("h_bitstring", "H_bitstring: "),
+                       ("min_entropy", "min(H_original, 8 X H_bitstring): ")):
+        got = [float(l[len(label):]) for l in out.splitlines() if l.startswith(label)]
+        ok = ok and len(got) == 1 and close(nist[key], got[0])
+    check(ok, "assess --file jitter-raw-1M.bin prints NIST's values for it, each estimator within 0.5 %% "
+              "(exit %d, %s)" % (code, err.strip() or "%d estimator lines" % len(rows)))
+
+    code, out, err = assess("--file", capture, "--json")
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    ok = code == 0 and j.get("samples") == 1000000 and j.get("file") == capture
+    for i, e in enumerate(ESTIMATORS):
+        ok = ok and close(nist["original"][i], j.get(e, {}).get("original", 0)) and \
+            close(nist["bitstring"][i], j.get(e, {}).get("bitstring", 0))
+    for key in ("h_original", "h_bitstring", "min_entropy"):
+        ok = ok and close(nist[key], j.get(key))
+    check(ok, "assess --file --json: one object with NIST's values, one member per estimator (exit %d, %s)" %
+          (code, err.strip()))
+
+    
+    def biased(n, seed=1):
+        """Exactly 2 bits of min-entropy per sample: 0 with probability 1/4,
+        else one of the other 255 values uniformly."""
+        import random
+        r = random.Random(seed)
+        return bytes(0 if r.random() < 0.25 else r.randrange(1, 256) for _ in range(n))
+
+    
+    def stream_daemon(blocks):
+        """Answers raw requests with the next of blocks (a bytes or a
+        function of the request), sliced into 4 KiB packets; records the
+        requests."""
+        requests = []
+
+        def talk(conn, req):
+            requests.append(req.decode(errors="replace"))
+            m = re.search(rb"samples=(\d+)(?: rows=(\d+))?", req)
+            n, rows = int(m.group(1)), int(m.group(2) or 1)
+            data = blocks[len(requests) - 1]
+            data = data(n, rows) if callable(data) else data
+            conn.send(b"start samples=%d rows=%d" % (n, rows))
+            for i in range(0, len(data), 4096):
+                conn.send(b"data " + data[i:i + 4096])
+            conn.send(b"ok")
+        return talk, requests
+
+    
+    stream = biased(100000)
+    talk, requests = stream_daemon([stream])
+    d = FakeDaemon(sock, talk)
+    code, out, err = assess("--socket", sock, "jitter", "--samples", "100000", "--json")
+    d.close()
+    os.unlink(sock)
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    check(code == 0 and j.get("source") == "jitter" and j.get("captured") == "truerandomd" and
+          j.get("samples") == 100000 and 1.9 < j.get("min_entropy", 0) <= 2.0 and
+          requests == ["truerandom-control/1 raw source=jitter samples=100000 rows=1"],
+          "assess SOURCE: captured through the daemon, 2 bits per sample measured just under 2 (exit %d, %s, %s)" %
+          (code, j.get("min_entropy"), requests))
+
+    # --restart: the matrix comes as a second request. Rows of the same
+    # i.i.d. stream pass; rows that all start alike after a restart fail.
+    matrix_ok = biased(1000000, seed=2)
+    matrix_stuck = bytes(0x5a if (i % 1000) < 700 else b for i, b in enumerate(biased(1000000, seed=3)))
+    for name, matrix, want in (("passes", matrix_ok, 0), ("fails", matrix_stuck, 7)):
+        talk, requests = stream_daemon([stream, matrix])
+        d = FakeDaemon(sock, talk)
+        code, out, err = assess("--socket", sock, "jitter", "--samples", "100000", "--restart", "--json")
+        d.close()
+        os.unlink(sock)
+        try:
+            rs = json.loads(out).get("restart", {})
+        except ValueError:
+            rs = {}
+        check(code == want and rs.get("rows") == 1000 and rs.get("passed") is (want == 0) and
+              requests[1:] == ["truerandom-control/1 raw source=jitter samples=1000 rows=1000"],
+              "assess --restart %s: exit %d (got %d; %s; %s)" % (name, want, code, rs.get("sanity_passed"),
+                                                                err.strip()))
+
+    # An error from the daemon is the daemon's word, with its exit code.
+    d = FakeDaemon(sock, lambda conn, req: conn.send(b"error permission-denied raw needs root"))
+    code, out, err = assess("--socket", sock, "jitter")
+    d.close()
+    os.unlink(sock)
+    check(code == 1 and "raw needs root" in err and out == "", "assess as non-root: exit 1, the daemon's reason: %r" % err)
+
+    # --direct: no daemon at all, the configuration's own file source.
+    samples_file = os.path.join(tmp, "biased.bin")
+    with open(samples_file, "wb") as f:
+        f.write(biased(60000, seed=4))
+    conf = os.path.join(tmp, "direct.conf")
+    with open(conf, "w") as f:
+        f.write("[control]\nsocket = %s/nowhere\n[source.jitter]\nenable = no\n"
+                "[source.file]\nenable = yes\npath = %s\ncredit = auto\n" % (tmp, samples_file))
+    code, out, err = assess("--config", conf, "file", "--direct", "--samples", "50000", "--json")
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    check(code == 0 and j.get("captured") == "direct" and 1.85 < j.get("min_entropy", 0) <= 2.0,
+          "assess --direct: no daemon, the configured file source measured (exit %d, %s, %s)" %
+          (code, j.get("min_entropy"), err.strip()))
+    raw_out = os.path.join(tmp, "direct.bin")
+    p = subprocess.run([CTL, "--config", conf, "raw", "file", "--direct", "-n", "30000", "-o", raw_out],
+                       capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    check(p.returncode == 0 and open(raw_out, "rb").read() == open(samples_file, "rb").read()[:30000],
+          "raw --direct -o: the source's own samples, in order (exit %d)" % p.returncode)
+
+    for args, want, words in ((("--config", conf, "jitter", "--direct"), 4, "not enabled"),
+                              (("--config", conf, "kernel", "--direct"), 4, "no raw samples"),
+                              (("--config", conf, "nosuch", "--direct"), 4, "unknown source"),
+                              (("--config", os.path.join(tmp, "absent.conf"), "file", "--direct"), 6, "not found"),
+                              ((), 2, "a SOURCE or --file"),
+                              (("jitter", "--file", capture), 2, "a SOURCE or --file"),
+                              (("jitter", "--bits", "4"), 2, "--bits applies to assess --file only"),
+                              (("--file", capture, "--bits", "9"), 2, "--bits must be"),
+                              (("--file", capture, "--bits", "4"), 2, "more than 4 bits"),
+                              (("--file", capture, "--restart"), 2, "apply to raw and to assess SOURCE only"),
+                              (("--file", os.path.join(tmp, "absent.bin")), 2, "No such file"),
+                              (("jitter", "--samples", "10"), 2, "assess --samples must be in")):
+        code, out, err = assess(*args)
+        check(code == want and words in err, "assess %s: exit %d, says '%s' (got %d: %r)" %
+              (" ".join(os.path.basename(a) for a in args), want, words, code, err.strip()))
+
+    # On a terminal: which estimator runs.
+    p, shown = on_terminal(lambda slave: subprocess.Popen(
+        [CTL, "assess", "--config", conf, "file", "--direct", "--samples", "50000"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave))
+    text = shown.decode(errors="replace")
+    check(p.returncode == 0 and "estimator 13 of 13" in text and "50000/50000" in text,
+          "assess on a terminal: capture progress, then the estimators step by step: %r" % text[-160:])
+    
 
 sys.exit(1 if failures else 0)

@@ -28,7 +28,7 @@ build=$(cd "$2" && pwd)
 start=${EPOCHREALTIME//[.,]/}
 work=$build/systemd-suite
 log=$work/console.log
-checks="1-start 2-reload 3-stop 4-restart 5-watchdog 6-dropin 7-analyze 8-journal 10-nosource 9-purge"
+checks="0-auto 1-start 2-reload 3-stop 4-restart 5-watchdog 6-dropin 7-analyze 8-journal 10-nosource 11-nonroot 9-purge"
 # Bump when the recipe below changes what a cached root file system holds.
 recipe=1
 
@@ -167,6 +167,7 @@ mkdir -p "$stage/lib/modules"
 cp -a "$kroot/lib/modules/$kver" "$stage/lib/modules/"
 install -D -m 644 "$deb" "$stage/var/cache/truerandom-test/$(basename "$deb")"
 install -D -m 755 "$here/guest-checks.sh" "$stage/usr/local/sbin/truerandom-checks"
+install -D -m 755 "$here/../vm/undropped-threads" "$stage/usr/local/bin/undropped-threads"
 install -D -m 644 "$here/truerandom-checks.service" "$stage/etc/systemd/system/truerandom-checks.service"
 echo trguest > "$stage/etc/hostname"
 echo '/dev/vda / ext4 rw,noatime 0 1' > "$stage/etc/fstab"

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sodium.h>
 #include <stdatomic.h>
@@ -32,6 +33,7 @@
 #include "conditioner.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* ---- wrapped read ----------------------------------------------------- */
 
@@ -166,6 +168,19 @@ static void expected_block(const uint8_t *samples, size_t n, uint8_t ret[static 
         crypto_hash_sha256_final(&h, ret);
 }
 
+/* The last sample number (from 1) that no health-test window or run still
+ * open after n samples can condemn: the end of the last complete 512-sample
+ * APT window, or, when the run the data ends with reaches back further,
+ * the sample before that run. Only blocks that end there or earlier may
+ * have left the collector. */
+static uint64_t settled_after(const uint8_t *data, size_t n) {
+        size_t run = n - 1;
+
+        while (run > 0 && data[run - 1] == data[n - 1])
+                run--;
+        return MIN((uint64_t) (n - n % HEALTH_APT_WINDOW), (uint64_t) run);
+}
+
 /* Steps exactly up to `until` samples in total. */
 static void step_until(Collector *c, uint64_t until) {
         CollectorStats st;
@@ -175,6 +190,18 @@ static void step_until(Collector *c, uint64_t until) {
 }
 
 /* ---- accounting ------------------------------------------------------------ */
+
+/* Every block the collector put was served whole, and bytes served x 8 <=
+ * credited bits x 0.8: in millibits, bytes x 10000 <= mbits. */
+static void check_invariant(Store *s, const CollectorStats *st) {
+        StoreStats ss;
+
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.blocks_served, st->blocks);
+        assert_int_equal(ss.bytes_served, st->blocks * STORE_BLOCK_SIZE);
+        assert_true(ss.bytes_served * 10000 <= ss.credited_mbits_taken);
+        assert_int_equal(ss.credited_mbits_taken, st->credited_mbits);
+}
 
 static void check_accounting(uint32_t credit, size_t samples) {
         uint8_t *data = make_samples(samples, 0, 0x5eed0000ULL + credit);
@@ -199,14 +226,16 @@ static void check_accounting(uint32_t credit, size_t samples) {
         collector_get_stats(c, &st);
 
         /* The startup test's 1024 samples are never credited; every block
-         * takes exactly ceil(320000 / credit) samples. */
-        blocks = (samples - HEALTH_STARTUP_SAMPLES) / per_block;
+         * takes exactly ceil(320000 / credit) samples. Those that end in
+         * the last, unfinished window stay with the collector. */
+        blocks = (settled_after(data, samples) - HEALTH_STARTUP_SAMPLES) / per_block;
         /* A file that ended leaves the source unavailable, not failed. */
         assert_int_equal(st.state, SOURCE_UNAVAILABLE);
         assert_int_equal(st.last_error, -ENODATA);
         assert_int_equal(st.samples, samples);
         assert_int_equal(st.credit_mbits, credit);
         assert_int_equal(st.blocks, blocks);
+        assert_int_equal(st.pending_blocks, (samples - HEALTH_STARTUP_SAMPLES) / per_block - blocks);
         assert_int_equal(st.credited_mbits, blocks * per_block * credit);
         assert_true(st.blocks * CONDITIONER_BLOCK_MBITS <= st.credited_mbits);
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
@@ -225,12 +254,9 @@ static void check_accounting(uint32_t credit, size_t samples) {
         }
         assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
 
-        /* bytes x 8 <= credited bits x 0.8, in millibits: bytes x 10000 <= mbits */
         store_get_stats(s, &ss);
         assert_int_equal(ss.blocks_in, blocks);
-        assert_int_equal(ss.bytes_served, blocks * STORE_BLOCK_SIZE);
-        assert_true(ss.bytes_served * 10000 <= ss.credited_mbits_taken);
-        assert_int_equal(ss.credited_mbits_taken, st.credited_mbits);
+        check_invariant(s, &st);
 
         collector_free(c);
         store_free(s);
@@ -269,6 +295,53 @@ static void test_store_full_drops_blocks(void **state) {
         assert_int_equal(ss.blocks_in, 4);
         assert_int_equal(ss.fill, 4);
         assert_int_equal(st.credited_mbits, ss.credited_mbits_in);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* The machine was cloned with a block half conditioned: the samples read
+ * before the purge must not end up in a block after it. 40 samples make a
+ * block at 8 bits each; 20 are in when the store is purged. */
+static void test_purge_all_restarts_partial_block(void **state) {
+        enum { START = HEALTH_STARTUP_SAMPLES + 20, WINDOW_END = 3 * HEALTH_APT_WINDOW, AGAIN = WINDOW_END + 100 };
+        uint8_t *data = make_samples(4000, 0, 77);
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 4000);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(64, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        step_until(c, START);
+        assert_int_equal(store_fill(s), 0);
+
+        /* A partial block of 20 samples when the store is purged. */
+        assert_int_equal(store_purge_all(s), 0);
+        step_until(c, START + 39);
+        step_until(c, WINDOW_END);
+        /* Released once their APT window closed: exactly the 40-sample
+         * blocks read after the purge, the first of them first. */
+        assert_int_equal(store_fill(s), (WINDOW_END - START) / 40);
+        expected_block(data + START, 40, expected);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, sizeof(block));
+
+        /* Now finished blocks wait for the next window (ending at 2048)
+         * when the store is purged again: they go too, with the partial
+         * one, and the first block released is the 40 samples after it. */
+        step_until(c, AGAIN);
+        assert_int_equal(store_purge_all(s), (WINDOW_END - START) / 40 - 1);
+        step_until(c, 4 * HEALTH_APT_WINDOW);
+        expected_block(data + AGAIN, 40, expected);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, sizeof(block));
 
         collector_free(c);
         store_free(s);
@@ -329,7 +402,7 @@ static void test_good_then_stuck_purges(void **state) {
         const size_t good = 100000, stuck = 10000;
         uint8_t *data = make_samples(good, stuck, 77);
         uint8_t block[STORE_BLOCK_SIZE];
-        uint64_t expected = (good - HEALTH_STARTUP_SAMPLES) / 80;
+        uint64_t expected = (settled_after(data, good) - HEALTH_STARTUP_SAMPLES) / 80;
         SourceParams p;
         CollectorStats st;
         StoreStats ss;
@@ -371,6 +444,157 @@ static void test_good_then_stuck_purges(void **state) {
         free(data);
 }
 
+/* ---- the running check --------------------------------------------------- */
+
+/* `windows` running-check windows of samples in which one value (0x42)
+ * takes `permille` of the places, the rest uniform. */
+static void fill_windows(uint8_t *buf, size_t windows, unsigned permille, uint64_t seed) {
+        size_t n = windows * ONLINE_WINDOW;
+        uint64_t x = seed;
+
+        fill_seeded(buf, n, seed);
+        for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if (x % 1000 < permille)
+                        buf[i] = 0x42;
+        }
+}
+
+static void check_online(Collector *c, OnlineState state, uint64_t windows, uint64_t flagged, uint64_t stops) {
+        CollectorStats st;
+
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.state, state);
+        assert_int_equal(st.online.windows, windows);
+        assert_int_equal(st.online.flagged, flagged);
+        assert_int_equal(st.online.stops, stops);
+}
+
+/* Credit 0.5 bit: a window is flagged when its most common value is above
+ * 1/2 (beyond doubt: more than 33,670 of 65,536), and crediting stops at
+ * the fourth flagged window in a row. Good (uniform) for 4 windows, then
+ * 6 windows of one value at 60 %, then good again. */
+static void test_running_check_degrades(void **state) {
+        enum { GOOD = 4, BAD = 6, AFTER = 5, TOTAL = GOOD + BAD + AFTER };
+        uint8_t *data = malloc((size_t) TOTAL * ONLINE_WINDOW);
+        uint8_t block[STORE_BLOCK_SIZE];
+        uint64_t blocks_at_stop, credited_at_stop;
+        CollectorStats st;
+        StoreStats ss;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        fill_windows(data, GOOD, 0, 11);
+        fill_windows(data + GOOD * ONLINE_WINDOW, BAD, 600, 12);
+        fill_windows(data + (GOOD + BAD) * ONLINE_WINDOW, AFTER, 0, 13);
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, (size_t) TOTAL * ONLINE_WINDOW);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.cutoff_flag, 33670);
+        check_online(c, ONLINE_PENDING, 0, 0, 0);
+
+        /* A good stream never trips it. */
+        step_until(c, GOOD * ONLINE_WINDOW);
+        check_online(c, ONLINE_OK, GOOD, 0, 0);
+        collector_get_stats(c, &st);
+        assert_true(st.online.last_max < 400);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        /* Ten blocks reach readers. */
+        for (int i = 0; i < 10; i++)
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+
+        /* Flagged three times, still credited (the margin is gone, the
+         * credit itself still holds). */
+        step_until(c, (GOOD + 3) * ONLINE_WINDOW);
+        check_online(c, ONLINE_FLAGGED, GOOD + 3, 3, 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_true(st.online.last_max > st.online.cutoff_flag && st.online.last_max < st.online.cutoff_stop);
+        assert_int_equal(store_fill(s), st.blocks - 10);
+
+        /* The fourth: crediting stops, and nothing made before it is
+         * served after it: the unserved blocks are purged. */
+        step_until(c, (GOOD + 4) * ONLINE_WINDOW);
+        check_online(c, ONLINE_STOPPED, GOOD + 4, 4, 1);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_FAILED_ESTIMATE);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.fill, 0);
+        assert_int_equal(ss.blocks_purged, st.blocks - 10);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
+        blocks_at_stop = st.blocks;
+        credited_at_stop = st.credited_mbits;
+
+        /* Still bad, then four good windows: nothing credited meanwhile. */
+        step_until(c, (GOOD + BAD + 3) * ONLINE_WINDOW);
+        check_online(c, ONLINE_STOPPED, GOOD + BAD + 3, BAD, 1);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.blocks, blocks_at_stop);
+        assert_int_equal(st.credited_mbits, credited_at_stop);
+        assert_int_equal(store_fill(s), 0);
+
+        /* The fourth good window in a row: it resumes, and credits again. */
+        step_until(c, (GOOD + BAD + 4) * ONLINE_WINDOW);
+        check_online(c, ONLINE_OK, GOOD + BAD + 4, BAD, 1);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.blocks, blocks_at_stop);
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.windows, TOTAL);
+        assert_true(st.blocks > blocks_at_stop);
+        assert_int_equal(store_fill(s), st.blocks - blocks_at_stop);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* One window where the source no longer backs even its credit (one value
+ * at 74 % at credit 0.5: above 2^-0.5 = 71 %) stops crediting at once. */
+static void test_running_check_below_credit(void **state) {
+        uint8_t *data = malloc(3 * ONLINE_WINDOW);
+        CollectorStats st;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        fill_windows(data, 2, 0, 21);
+        fill_windows(data + 2 * ONLINE_WINDOW, 1, 740, 22);
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, 3 * ONLINE_WINDOW);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, NULL, NULL, &c), 0);
+        step_to_end(c);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.online.stops, 1);
+        assert_int_equal(st.online.flagged, 1);
+        assert_true(st.online.last_max > st.online.cutoff_stop);
+        assert_int_equal(st.online.state, ONLINE_STOPPED);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        assert_int_equal(store_fill(s), 0);
+        /* A file that ended is unavailable; what stopped it is on record. */
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
 /* A source good for an hour (36,000,000 samples: an hour of a 10 KB/s
  * hwrng, replayed fast) and then stuck: disabled within one read of the
  * fault, every unserved block of its purged, nothing left to serve. */
@@ -396,6 +620,12 @@ static void test_hour_of_good_then_stuck(void **state) {
         assert_int_equal(st.state, SOURCE_HEALTHY);
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
         assert_int_equal(store_fill(s), 1024);
+        /* Uniform bytes at 4 bits are exactly at the running check's
+         * bound (2 x 4 = 8 bits): a window is flagged with probability
+         * at most 256 x 2^-40, and none of these 549 is. */
+        assert_int_equal(st.online.windows, good / ONLINE_WINDOW);
+        assert_int_equal(st.online.flagged, 0);
+        assert_int_equal(st.online.state, ONLINE_OK);
 
         step_to_end(c);
         collector_get_stats(c, &st);
@@ -430,15 +660,30 @@ static uint64_t fake_clock(void) {
 
 static void test_jitter_clock_stands_still(void **state) {
         SourceParams p = { .jitter_buffer = 65536, .jitter_clock = fake_clock };
+        SelftestResult result = { 0 };
         CollectorStats st;
         Collector *c;
         Store *s;
         void *j;
 
-        /* Standing still from the start: nothing to measure, no source. */
+        /* Standing still from the start: nothing to measure; the self-test
+         * refuses it, and a collector of it is unavailable and says why. */
         atomic_store(&clock_reads, 0);
         clock_freeze = 0;
-        assert_int_equal(source_jitter.open(&p, &j), -ENODEV);
+        p.selftest = &result;
+        assert_int_equal(source_jitter.open(&p, &j), -EDOM);
+        assert_int_equal(result.reason, SELFTEST_COARSE_CLOCK);
+        p.selftest = NULL;
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_jitter, &p, 150, 7, s, NULL, NULL, &c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -EDOM);
+        assert_true(st.selftest.run);
+        assert_int_equal(st.selftest.reason, SELFTEST_COARSE_CLOCK);
+        assert_int_equal(collector_step(c, 4096), -ENODEV);
+        collector_free(c);
+        store_free(s);
 
         /* Standing still later: its samples are all zero, the repetition
          * count test disables it, and it reads no more. */
@@ -462,7 +707,7 @@ static void test_intermittent_recovers(void **state) {
         const size_t good = 50000, run = 12;
         uint8_t *data = make_samples(2 * good + run, 0, 31337);
         uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
-        uint64_t per_segment;
+        uint64_t per_segment, again;
         SourceParams p;
         CollectorStats st;
         StoreStats ss;
@@ -484,9 +729,10 @@ static void test_intermittent_recovers(void **state) {
         assert_int_equal(store_new(4096, 1, &s), 0);
         assert_int_equal(collector_new(&source_file, &p, 4000, 7, s, NULL, NULL, &c), 0);
 
-        /* Up to the failure the run's first 8 samples passed and were
-         * credited; the partial block holding them dies with the rest. */
-        per_segment = (good + 8 - HEALTH_STARTUP_SAMPLES) / 80;
+        /* The blocks of windows that closed before the run reached the
+         * store; the run's first 8 samples passed and were credited, but the
+         * blocks of its window and the partial one die with the failure. */
+        per_segment = (settled_after(data, good) - HEALTH_STARTUP_SAMPLES) / 80;
         step_until(c, good + run);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_FAILED_INTERMITTENT);
@@ -501,8 +747,9 @@ static void test_intermittent_recovers(void **state) {
         step_until(c, 2 * good + run);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_HEALTHY);
-        assert_int_equal(st.blocks, per_segment + (good - HEALTH_STARTUP_SAMPLES) / 80);
-        assert_int_equal(store_fill(s), (good - HEALTH_STARTUP_SAMPLES) / 80);
+        again = (settled_after(data, 2 * good + run) - (good + run) - HEALTH_STARTUP_SAMPLES) / 80;
+        assert_int_equal(st.blocks, per_segment + again);
+        assert_int_equal(store_fill(s), again);
 
         /* The first block after recovery holds only samples after the new
          * startup test: nothing from before the failure leaked into it. */
@@ -514,6 +761,157 @@ static void test_intermittent_recovers(void **state) {
         store_free(s);
         tmp_free(&t);
         free(data);
+}
+
+/* ---- windows that have not closed ------------------------------------------ */
+
+/* Random samples where sample 1025 (the first of the third APT window) is
+ * x and no other sample of that window is, unless `planted`: then x comes
+ * again every other sample from sample 1071 on, 15 times, and the window's
+ * APT count meets the 2^-30 cutoff for 8 bits per sample (16) at sample
+ * 1099, after the window's first block (samples 1025..1064) was finished. */
+static uint8_t *apt_window_samples(size_t n, bool planted) {
+        uint8_t *d = make_samples(n, 0, 0xa9700000ULL);
+        uint8_t x = d[1024];
+
+        for (size_t i = 1025; i < 1536; i++)
+                while (d[i] == x || d[i] == d[i - 1])
+                        d[i] = (uint8_t) (d[i] * 5 + 1);
+        if (planted)
+                for (size_t i = 1070; i < 1100; i += 2)
+                        d[i] = x;
+        return d;
+}
+
+static void test_block_waits_for_its_window(void **state) {
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+        HealthCutoffs cut;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_int_equal(health_cutoffs(8.0, HEALTH_ALPHA_LOG2_INTERMITTENT, HEALTH_APT_WINDOW, &cut), 0);
+        assert_int_equal(cut.apt, 16);
+
+        for (int planted = 0; planted <= 1; planted++) {
+                uint8_t *data = apt_window_samples(4096, planted);
+                SourceParams p;
+
+                tmp_new(&t);
+                tmp_write(&t, "raw", data, 4096);
+                p = (SourceParams) { .path = t.path };
+                assert_int_equal(store_new(64, 1, &s), 0);
+                assert_int_equal(collector_new(&source_file, &p, 8000, 4, s, NULL, NULL, &c), 0);
+
+                /* The window's first block is finished, its window is not
+                 * closed: nothing may be served yet. */
+                step_until(c, 1064);
+                collector_get_stats(c, &st);
+                assert_int_equal(st.state, SOURCE_HEALTHY);
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
+                step_until(c, 1535);
+                assert_int_equal(store_fill(s), 0);
+
+                step_until(c, 1536);
+                collector_get_stats(c, &st);
+                store_get_stats(s, &ss);
+                if (!planted) {
+                        /* Clean: its 12 blocks (the 13th ends at 1544) are
+                         * servable the moment the window closes. */
+                        assert_int_equal(st.blocks, 12);
+                        assert_int_equal(ss.fill, 12);
+                        expected_block(data + 1024, 40, expected);
+                        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+                        assert_memory_equal(block, expected, sizeof(block));
+                } else {
+                        /* The failing window takes its blocks with it. */
+                        assert_int_equal(st.state, SOURCE_FAILED_INTERMITTENT);
+                        assert_int_equal(st.fail_apt, 1);
+                        assert_int_equal(st.fail_rct, 0);
+                        assert_int_equal(st.blocks, 0);
+                        assert_int_equal(ss.blocks_in, 0);
+                        /* The rest of the window fails, then a new startup
+                         * test (1537..2560): the first block served is made
+                         * of samples 2561..2600, after the next window. */
+                        step_until(c, 3072);
+                        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+                        expected_block(data + 2560, 40, expected);
+                        assert_memory_equal(block, expected, sizeof(block));
+                }
+                collector_free(c);
+                store_free(s);
+                tmp_free(&t);
+                free(data);
+        }
+}
+
+/* Stepped one sample at a time, a block reaches the store exactly when the
+ * last window and run over its samples close: never earlier, and never more
+ * than one window (or one run under the RCT cutoff) after it was finished.
+ * Runs just under the cutoff are planted across every window boundary, so
+ * the RCT, not only the APT, holds blocks back, and the pending ring is at
+ * its fullest at 8 bits per sample. */
+static void check_release_timing(uint32_t credit, unsigned run) {
+        const size_t n = 12000;
+        uint8_t *data = make_samples(n, 0, 0x7133 + credit);
+        uint64_t per_block = (CONDITIONER_BLOCK_MBITS + credit - 1) / credit, delay_max = 0, released = 0;
+        uint8_t block[STORE_BLOCK_SIZE];
+        HealthCutoffs cut;
+        CollectorStats st;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_int_equal(health_cutoffs(credit / 1000.0, HEALTH_ALPHA_LOG2_INTERMITTENT, HEALTH_APT_WINDOW, &cut), 0);
+        assert_true(run < cut.rct);
+        for (size_t b = 2 * HEALTH_APT_WINDOW; b + run < n; b += HEALTH_APT_WINDOW) {
+                memset(data + b - run / 2, data[b], run);
+                data[b - run / 2 - 1] = (uint8_t) ~data[b];
+                data[b - run / 2 + run] = (uint8_t) ~data[b];
+        }
+        tmp_new(&t);
+        tmp_write(&t, "raw", data, n);
+        p = (SourceParams) { .path = t.path };
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        assert_int_equal(collector_new(&source_file, &p, credit, 8, s, NULL, NULL, &c), 0);
+
+        for (size_t i = 1; i <= n; i++) {
+                uint64_t settled = settled_after(data, i), expected;
+
+                assert_int_equal(collector_step(c, 1), 1);
+                collector_get_stats(c, &st);
+                expected = settled > HEALTH_STARTUP_SAMPLES ? (settled - HEALTH_STARTUP_SAMPLES) / per_block : 0;
+                assert_int_equal(st.blocks, expected);
+                for (; released < st.blocks; released++) {
+                        uint64_t last = HEALTH_STARTUP_SAMPLES + (released + 1) * per_block;
+
+                        delay_max = MAX(delay_max, i - last);
+                }
+        }
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        print_message("credit %u: blocks servable at most %" PRIu64 " samples after they were finished\n", credit,
+                      delay_max);
+        assert_true(delay_max <= HEALTH_APT_WINDOW + cut.rct);
+        assert_true(delay_max >= HEALTH_APT_WINDOW / 2);
+
+        /* The invariant holds for what was held back and let go. */
+        while (store_take(s, block, STORE_BLOCK_SIZE) == 0)
+                ;
+        check_invariant(s, &st);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_release_timing(void **state) {
+        check_release_timing(3000, 10);  /* RCT cutoff 11 */
+        check_release_timing(8000, 4);   /* RCT cutoff 5: 13 blocks a window */
+        check_release_timing(150, 150);  /* the jitter default: RCT cutoff 201 */
 }
 
 /* ---- device errors ------------------------------------------------------- */
@@ -764,7 +1162,7 @@ static void test_free_idle_without_shutdown(void **state) {
         collector_free(c);
         assert_int_equal(store_fill(s), 2);
         assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-        assert_int_equal(store_put(s, block, 320000, 2), 0);
+        assert_int_equal(store_put(s, block, 320000, 2, store_epoch(s)), 0);
 
         store_shutdown(s);
         store_free(s);
@@ -799,11 +1197,16 @@ int main(void) {
                 cmocka_unit_test_setup(test_accounting_exact, reset_fake),
                 cmocka_unit_test_setup(test_free_idle_without_shutdown, reset_fake),
                 cmocka_unit_test_setup(test_store_full_drops_blocks, reset_fake),
+                cmocka_unit_test_setup(test_purge_all_restarts_partial_block, reset_fake),
                 cmocka_unit_test_setup(test_stuck_source_disabled, reset_fake),
                 cmocka_unit_test_setup(test_good_then_stuck_purges, reset_fake),
                 cmocka_unit_test_setup(test_hour_of_good_then_stuck, reset_fake),
+                cmocka_unit_test_setup(test_running_check_degrades, reset_fake),
+                cmocka_unit_test_setup(test_running_check_below_credit, reset_fake),
                 cmocka_unit_test_setup(test_jitter_clock_stands_still, reset_fake),
                 cmocka_unit_test_setup(test_intermittent_recovers, reset_fake),
+                cmocka_unit_test_setup(test_block_waits_for_its_window, reset_fake),
+                cmocka_unit_test_setup(test_release_timing, reset_fake),
                 cmocka_unit_test_setup(test_hwrng_errors_step, reset_fake),
                 cmocka_unit_test_setup(test_hwrng_errors_back_off, reset_fake),
                 cmocka_unit_test_setup(test_hwrng_virtio_not_credited, reset_fake),

@@ -39,16 +39,24 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->random_mode, b->random_mode);
         assert_int_equal(a->dropin, b->dropin);
         assert_int_equal(a->max_parked, b->max_parked);
+        assert_int_equal(a->max_parked_per_uid, b->max_parked_per_uid);
+        assert_int_equal(a->max_open_per_uid, b->max_open_per_uid);
         assert_int_equal(a->store_blocks, b->store_blocks);
         assert_int_equal(a->low_water, b->low_water);
         assert_int_equal(a->min_healthy, b->min_healthy);
         assert_int_equal(a->start_delay_ms, b->start_delay_ms);
         assert_int_equal(a->reseed_interval, b->reseed_interval);
+        assert_int_equal(a->min_reseed_interval_ms, b->min_reseed_interval_ms);
         assert_string_equal(a->socket_path, b->socket_path);
+        assert_int_equal(a->assess_samples, b->assess_samples);
+        assert_string_equal(a->state_directory, b->state_directory);
+        assert_string_equal(a->user, b->user);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
                 assert_int_equal(x->enable, y->enable);
                 assert_int_equal(x->credit_mbits, y->credit_mbits);
+                assert_int_equal(x->credit_auto, y->credit_auto);
+                assert_int_equal(x->credit_cap_mbits, y->credit_cap_mbits);
                 assert_true(streq_null(x->path, y->path));
                 assert_int_equal(x->loop, y->loop);
                 assert_int_equal(x->rate, y->rate);
@@ -84,15 +92,26 @@ static void test_defaults(void **state) {
         assert_int_equal(c.random_mode, 0666);
         assert_true(c.dropin);
         assert_int_equal(c.max_parked, 16384);
+        /* Unset: max_parked / 9, so that 8 uids at quota and root fit. */
+        assert_int_equal(c.max_parked_per_uid, 0);
+        assert_int_equal(config_max_parked_per_uid(&c), 1820);
+        assert_int_equal(c.max_open_per_uid, 1024);
         assert_int_equal(c.store_blocks, 1024);
         assert_int_equal(c.low_water, 256);
         assert_int_equal(c.min_healthy, 1);
         assert_int_equal(c.start_delay_ms, 0);
         assert_int_equal(c.reseed_interval, 60);
+        assert_int_equal(c.min_reseed_interval_ms, 1000);
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
+        assert_int_equal(c.assess_samples, 1000000);
+        assert_string_equal(c.state_directory, "/var/lib/truerandomd");
+        assert_string_equal(c.user, "truerandomd");
 
+        /* Jitter is credited what it measures here, at most 1 bit. */
         assert_true(c.source[CONFIG_SOURCE_JITTER].enable);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 150);
+        assert_true(c.source[CONFIG_SOURCE_JITTER].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 0);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_cap_mbits, 1000);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 4096 * 1024);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 64);
         assert_true(c.source[CONFIG_SOURCE_RDSEED].enable);
@@ -102,8 +121,12 @@ static void test_defaults(void **state) {
         assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].path, "/dev/hwrng");
         assert_true(c.source[CONFIG_SOURCE_KERNEL].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_KERNEL].credit_mbits, 0);
+        assert_false(c.source[CONFIG_SOURCE_RDSEED].credit_auto);
+        assert_false(c.source[CONFIG_SOURCE_HWRNG].credit_auto);
         assert_false(c.source[CONFIG_SOURCE_FILE].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
+        assert_false(c.source[CONFIG_SOURCE_FILE].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 8000);
         assert_null(c.source[CONFIG_SOURCE_FILE].path);
         assert_false(c.source[CONFIG_SOURCE_FILE].loop);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].rate, 0);
@@ -158,6 +181,8 @@ static const char full[] =
         "random_mode = 644\n"
         "dropin = no\n"
         "max_parked = 1000000\n"
+        "max_parked_per_uid = 111111\n"
+        "max_open_per_uid = 1000000\n"
         "null_name = zeros\n"
         "\n"
         "[pool]\n"
@@ -167,8 +192,14 @@ static const char full[] =
         "start_delay_ms = 1500\n"
         "[crng]\n"
         "reseed_interval = 86400\n"
+        "min_reseed_interval = 0.2509\n"
         "[control]\n"
         "socket = /run/x/ctl\n"
+        "[daemon]\n"
+        "user = rngd\n"
+        "[assessment]\n"
+        "samples = 10000000\n"
+        "state_directory = /srv/trd\n"
         "# source sections\n"
         "[source.jitter]\n"
         "enable = off\n"
@@ -186,7 +217,8 @@ static const char full[] =
         "enable = no\n"
         "[source.file]\n"
         "enable = yes\n"
-        "credit = 7.9999\n"
+        "credit = auto\n"
+        "credit_cap = 7.9999\n"
         "path = /var/lib/raw.bin\n"
         "loop = true\n"
         "rate = 1000000000\n";
@@ -208,15 +240,24 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.random_mode, 0644);
         assert_false(c.dropin);
         assert_int_equal(c.max_parked, 1000000);
+        assert_int_equal(config_max_parked_per_uid(&c), 111111);
+        assert_int_equal(c.max_open_per_uid, 1000000);
         assert_int_equal(c.store_blocks, 1048576);
         assert_int_equal(c.low_water, 1048575);
         assert_int_equal(c.min_healthy, 2);
         assert_int_equal(c.start_delay_ms, 1500);
         assert_int_equal(c.reseed_interval, 86400);
+        /* Thousandths of a second, rounded down. */
+        assert_int_equal(c.min_reseed_interval_ms, 250);
         assert_string_equal(c.socket_path, "/run/x/ctl");
+        assert_int_equal(c.assess_samples, 10000000);
+        assert_string_equal(c.state_directory, "/srv/trd");
+        assert_string_equal(c.user, "rngd");
+        assert_int_equal(c.user_line, 26);
 
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 600);
+        assert_false(c.source[CONFIG_SOURCE_JITTER].credit_auto);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 8192 * 1024);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 128);
         assert_false(c.source[CONFIG_SOURCE_RDSEED].enable);
@@ -227,7 +268,9 @@ static void test_full_file_overrides_everything(void **state) {
         assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].path, "/dev/hwrng1");
         assert_false(c.source[CONFIG_SOURCE_KERNEL].enable);
         assert_true(c.source[CONFIG_SOURCE_FILE].enable);
-        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 7999);
+        assert_true(c.source[CONFIG_SOURCE_FILE].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 7999);
         assert_string_equal(c.source[CONFIG_SOURCE_FILE].path, "/var/lib/raw.bin");
         assert_true(c.source[CONFIG_SOURCE_FILE].loop);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].rate, 1000000000);
@@ -267,16 +310,28 @@ typedef struct BadCase {
 } BadCase;
 
 static const BadCase bad_cases[] = {
-        { "[device]\nmax_parked = 5\n[bogus]\n", 3, "unknown section [bogus]" },
+        { "[device]\nmax_parked = 50\n[bogus]\n", 3, "unknown section [bogus]" },
         { "[pool]\nstore_blocks = 10\n\nlowwater = 1\n", 4, "unknown key 'lowwater' in [pool]" },
         { "[crng]\nreseed_interval = 10\n\n[crng]\nreseed_interval = 20\n", 5,
           "duplicate key 'reseed_interval' in [crng], first set on line 2" },
         { "[device]\ndropin\n", 2, "syntax error: expected 'key = value'" },
         { "; comment\n[device\n", 2, "syntax error: '[' without ']'" },
         { "[device] trailing\n", 1, "syntax error: text after ']'" },
-        { "max_parked = 5\n", 1, "key 'max_parked' outside of any [section]" },
-        { "[source.jitter]\ncredit = 8.5\n", 2, "credit must be a decimal number of bits in [0, 8]" },
-        { "[source.jitter]\ncredit = 8.001\n", 2, "credit must be a decimal number of bits in [0, 8]" },
+        { "max_parked = 50\n", 1, "key 'max_parked' outside of any [section]" },
+        { "[source.jitter]\ncredit = 8.5\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit = 8.001\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit = Auto\n", 2, "credit must be auto or a decimal number of bits in [0, 8]" },
+        { "[source.rdseed]\ncredit = auto\n", 2,
+          "credit = auto measures raw noise, and [source.rdseed] gives conditioned output the estimators cannot "
+          "judge: give a number of bits" },
+        { "[source.hwrng]\ncredit = auto\n", 2, "credit = auto measures raw noise, and [source.hwrng]" },
+        { "[source.jitter]\ncredit_cap = auto\n", 2, "credit_cap must be a decimal number of bits in [0, 8]" },
+        { "[source.jitter]\ncredit_cap = 0.5\ncredit = 0.3\n", 3,
+          "credit_cap applies to credit = auto only, and credit is a number here" },
+        { "[source.jitter]\ncredit_cap = 0\n", 2, "credit_cap = 0 would credit nothing" },
+        { "[source.rdseed]\ncredit_cap = 1\n", 2, "unknown key 'credit_cap' in [source.rdseed]" },
+        { "[assessment]\nsamples = 9999\n", 2, "samples must be a decimal integer in [10000, 10000000]" },
+        { "[assessment]\nstate_directory = var/lib\n", 2, "state_directory must be an absolute path" },
         { "[source.rdseed]\ncredit = -1\n", 2, "credit must be a decimal number of bits in [0, 8]" },
         { "[source.rdseed]\ncredit = 1e0\n", 2, "credit must be a decimal number of bits in [0, 8]" },
         { "[source.rdseed]\ncredit = .5\n", 2, "credit must be a decimal number of bits in [0, 8]" },
@@ -290,11 +345,27 @@ static const BadCase bad_cases[] = {
         { "[pool]\nstore_blocks = 200\n", 2, "low_water must be < store_blocks" },
         { "[pool]\nstore_blocks = 0\n", 2, "store_blocks must be a decimal integer in [1, 1048576]" },
         { "[pool]\nmin_healthy = 0\n", 2, "min_healthy must be a decimal integer in [1, 4]" },
-        { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
+        { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         { "[device]\nmax_parked = 99999999999999999999999\n", 2,
-          "max_parked must be a decimal integer in [1, 1000000]" },
+          "max_parked must be a decimal integer in [9, 1000000]" },
         { "[crng]\nreseed_interval = 60s\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
         { "[crng]\nreseed_interval =\n", 2, "reseed_interval must be a decimal integer in [1, 86400]" },
+        { "[device]\nmax_parked = 8\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
+        { "[device]\nmax_parked = 90\nmax_parked_per_uid = 11\n", 3,
+          "max_parked_per_uid must be at most max_parked / 9 (10), so that 8 uids and root can always park a read" },
+        { "[device]\nmax_parked_per_uid = 2000\n", 2, "max_parked_per_uid must be at most max_parked / 9 (1820)" },
+        { "[device]\nmax_parked_per_uid = 0\n", 2, "max_parked_per_uid must be a decimal integer in [1, 111111]" },
+        { "[device]\nmax_open_per_uid = 0\n", 2, "max_open_per_uid must be a decimal integer in [1, 1000000]" },
+        { "[crng]\nmin_reseed_interval = 1s\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nmin_reseed_interval = 3600.001\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nmin_reseed_interval = 3601\n", 2,
+          "min_reseed_interval must be a decimal number of seconds in [0, 3600], at most 3 decimals" },
+        { "[crng]\nreseed_interval = 10\nmin_reseed_interval = 10.5\n", 3,
+          "min_reseed_interval must be at most reseed_interval (10.500 s > 10 s)" },
+        { "[crng]\nmin_reseed_interval = 2\n\nreseed_interval = 1\n", 4,
+          "min_reseed_interval must be at most reseed_interval" },
         { "[source.jitter]\nbuffer_kib = 32\n", 2, "buffer_kib must be a decimal integer in [64, 262144]" },
         { "[source.file]\nrate = 1e9\n", 2, "rate must be a decimal integer in [0, 1000000000]" },
         { "[device]\ndropin = maybe\n", 2, "dropin must be yes or no" },
@@ -315,6 +386,9 @@ static const BadCase bad_cases[] = {
         { "[device]\nnull_name = a/b\n", 2, "null_name must be empty, none, or 1 to 64 characters" },
         { "[device]\ngroup = -wheel\n", 2, "group must be a group name or a number" },
         { "[device]\ngroup = 4294967295\n", 2, "group must be a group name or a number" },
+        { "[daemon]\nuser = -root\n", 2, "user must be a user name or a number" },
+        { "[daemon]\nuser = a b\n", 2, "user must be a user name or a number" },
+        { "[daemon]\nuser =\n", 2, "user must be a user name or a number" },
         { "[source.hwrng]\npath = dev/hwrng\n", 2, "path must be an absolute path" },
         { "[source.file]\npath = relative\n", 2, "path must be an absolute path or none" },
         { "[control]\nsocket = /run/"
@@ -325,8 +399,10 @@ static const BadCase bad_cases[] = {
         { "[source.file]\nenable = yes\npath = /tmp/raw\n", 2, "source.file is enabled but its credit is 0" },
         { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = 0.000\n", 4,
           "source.file is enabled but its credit is 0" },
+        { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = auto\ncredit = 0\n", 5,
+          "duplicate key 'credit' in [source.file]" },
         /* The first mistake is the one reported. */
-        { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [1, 1000000]" },
+        { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         /* Counting lines through comments, blank lines and indentation. */
         { "# header\n\n[device]\n  ; note\n\tdropin = yes\n\n\n[pool]\n  store_blocks = x\n", 9,
           "store_blocks must be a decimal integer in [1, 1048576]" },
@@ -355,6 +431,28 @@ static void test_bad_values_name_file_line_and_reason(void **state) {
                 free(prefix);
                 free(error);
         }
+}
+
+/* credit = auto for the sources the estimators can judge; a number after
+ * it in another file turns it off again. */
+static void test_credit_auto(void **state) {
+        char *error = NULL;
+        Config c;
+
+        write_conf("[source.jitter]\ncredit = 0.25\n[source.file]\nenable = yes\npath = /tmp/x\ncredit = auto\n");
+        assert_int_equal(config_load(conf, false, &c, &error), 0);
+        assert_false(c.source[CONFIG_SOURCE_JITTER].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 250);
+        assert_true(c.source[CONFIG_SOURCE_FILE].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 8000);
+        config_done(&c);
+
+        write_conf("[source.jitter]\ncredit = auto\ncredit_cap = 0.4\n");
+        assert_int_equal(config_load(conf, false, &c, &error), 0);
+        assert_true(c.source[CONFIG_SOURCE_JITTER].credit_auto);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_cap_mbits, 400);
+        config_done(&c);
 }
 
 static void test_credit_is_rounded_down(void **state) {
@@ -388,7 +486,7 @@ static void test_bad_reload_keeps_previous(void **state) {
         assert_int_equal(config_load(conf, false, &reference, &error), 0);
 
         /* Valid keys before the mistake must not leak into the running one. */
-        write_conf("[device]\ntrng_name = other\nmax_parked = 7\n[pool]\nstore_blocks = 2\n");
+        write_conf("[device]\ntrng_name = other\nmax_parked = 70\n[pool]\nstore_blocks = 2\n");
         assert_int_equal(config_load(conf, false, &running, &error), -EINVAL);
         assert_non_null(error);
         free(error);
@@ -411,6 +509,7 @@ int main(void) {
                 cmocka_unit_test(test_full_file_overrides_everything),
                 cmocka_unit_test(test_partial_file_keeps_other_defaults),
                 cmocka_unit_test(test_bad_values_name_file_line_and_reason),
+                cmocka_unit_test(test_credit_auto),
                 cmocka_unit_test(test_credit_is_rounded_down),
                 cmocka_unit_test(test_bad_reload_keeps_previous),
         };

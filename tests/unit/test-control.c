@@ -99,6 +99,17 @@ static int nodev_open(const SourceParams *p, void **ret) {
         return -ENODEV;
 }
 
+/* Opens once, then fails its self-test (a missed clock step), as a jitter
+ * source on a machine whose clock changed under it would. */
+static int selftest_open(const SourceParams *p, void **ret) {
+        if (atomic_load(&fake_opens) == 0)
+                return fake_open(p, ret);
+        if (p && p->selftest)
+                *p->selftest = (SelftestResult){ .run = true, .reason = SELFTEST_CONSTANT_LOW_BIT, .samples = 4096,
+                                                 .low_bit = 4092 };
+        return -EDOM;
+}
+
 static uint32_t fake_max_credit(void *state) {
         return UINT32_MAX;
 }
@@ -112,6 +123,7 @@ static const SourceOps fake_ops = { "fake", 1000, fake_open, fake_read, fake_max
 static const SourceOps flaky_ops = { "flaky", 1000, fake_open, flaky_read, fake_max_credit, fake_close };
 static const SourceOps broken_ops = { "broken", 1000, fake_open, broken_read, fake_max_credit, fake_close };
 static const SourceOps nodev_ops = { "nodev", 1000, nodev_open, fake_read, fake_max_credit, fake_close };
+static const SourceOps selftest_ops = { "selftest", 1000, selftest_open, fake_read, fake_max_credit, fake_close };
 
 /* ---- the daemon's side ------------------------------------------------------------ */
 
@@ -152,6 +164,7 @@ static int stub_raw_source(void *userdata, const char *name, const SourceOps **r
                 { "flaky", &flaky_ops },
                 { "broken", &broken_ops },
                 { "nodev", &nodev_ops },
+                { "selftest", &selftest_ops },
                 { "file", &source_file },
         };
 
@@ -461,6 +474,24 @@ static void test_raw_sources_refused(void **state) {
         assert_closed(e, fd, buf);
 }
 
+/* A restart capture whose source fails its self-test at a reopen ends
+ * there, and says which check failed with its figure. */
+static void test_raw_selftest_fails(void **state) {
+        Env *e = *state;
+        uint8_t buf[CTL_REPLY_MAX], out[30];
+        const char *why = "row 2: sampler self-test failed: low bit of the reduced delta 4092 of 4096";
+        CtlReply r;
+        int fd;
+
+        fd = ask(e, 0, "truerandom-control/1 raw source=selftest samples=10 rows=3", buf, &r);
+        assert_int_equal(r.kind, CTL_REPLY_START);
+        assert_int_equal(collect(e, fd, buf, out, sizeof(out), &r), 10);
+        assert_error(&r, CTL_ERROR_UNAVAILABLE);
+        if (!memmem(r.payload, r.payload_size, why, strlen(why)))
+                fail_msg("%.*s", (int) r.payload_size, (const char *) r.payload);
+        assert_closed(e, fd, buf);
+}
+
 static void test_raw_source_ends(void **state) {
         Env *e = *state;
         uint8_t buf[CTL_REPLY_MAX], out[FILE_SIZE];
@@ -610,6 +641,80 @@ static void test_connection_cap(void **state) {
                 close(idle[i]);
 }
 
+/* Connections held by one uid, accepted as the loop runs with peer_uid. */
+static void hold(Env *e, uid_t uid, int *fds, unsigned n) {
+        peer_uid = uid;
+        for (unsigned i = 0; i < n; i++) {
+                fds[i] = client_connect(e);
+                pump(e, 2);
+        }
+}
+
+static void release_all(int *fds, unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+                close(fds[i]);
+}
+
+/* Issue 12: a uid outside any group held the control socket with idle
+ * connections (each lives 5 s), and root's status failed 10 times out of
+ * 10. Now one uid holds at most CONTROL_MAX_PER_UID, and the last
+ * CONTROL_ROOT_RESERVED slots are root's. Failed before: root was told
+ * "busy" every time, and so was every other uid. */
+static void test_uid_cannot_lock_out_others(void **state) {
+        Env *e = *state;
+        uint8_t buf[CTL_REPLY_MAX];
+        int held[2 * CONTROL_MAX_CONNECTIONS], fd;
+        unsigned busy = 0;
+        CtlReply r;
+
+        /* uid 1001 tries for twice the socket's room; what it is not
+         * given is answered busy. */
+        hold(e, 1001, held, 2 * CONTROL_MAX_CONNECTIONS);
+        for (int i = 0; i < 10; i++) {
+                fd = ask(e, 0, "truerandom-control/1 status", buf, &r);
+                assert_int_equal(r.kind, CTL_REPLY_OK);
+                assert_closed(e, fd, buf);
+        }
+        fd = ask(e, 1002, "truerandom-control/1 status", buf, &r);
+        assert_int_equal(r.kind, CTL_REPLY_OK);
+        assert_closed(e, fd, buf);
+        for (unsigned i = 0; i < 2 * CONTROL_MAX_CONNECTIONS; i++) {
+                ssize_t n = recv(held[i], buf, sizeof(buf), MSG_DONTWAIT);
+                if (n > 0 && ctl_reply_parse(buf, (size_t)n, &r) == 0 && r.kind == CTL_REPLY_ERROR &&
+                    r.error == CTL_ERROR_BUSY)
+                        busy++;
+        }
+        assert_int_equal(busy, 2 * CONTROL_MAX_CONNECTIONS - CONTROL_MAX_PER_UID);
+        release_all(held, 2 * CONTROL_MAX_CONNECTIONS);
+}
+
+static void test_connections_kept_for_root(void **state) {
+        Env *e = *state;
+        uint8_t buf[CTL_REPLY_MAX];
+        unsigned users = (CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) / CONTROL_MAX_PER_UID;
+        int held[CONTROL_MAX_CONNECTIONS], fd;
+        CtlReply r;
+
+        /* Other uids fill all but root's slots ... */
+        for (unsigned u = 0; u < users; u++)
+                hold(e, 2000 + u, held + u * CONTROL_MAX_PER_UID, CONTROL_MAX_PER_UID);
+        /* ... a next uid is busy, and says why ... */
+        fd = ask(e, 3000, "truerandom-control/1 status", buf, &r);
+        assert_error(&r, CTL_ERROR_BUSY);
+        assert_non_null(memmem(r.payload, r.payload_size, "root", 4));
+        close(fd);
+        /* ... root is served, and may fill the rest; beyond, busy too. */
+        hold(e, 0, held + users * CONTROL_MAX_PER_UID, CONTROL_ROOT_RESERVED - 1);
+        fd = ask(e, 0, "truerandom-control/1 status", buf, &r);
+        assert_int_equal(r.kind, CTL_REPLY_OK);
+        assert_closed(e, fd, buf);
+        hold(e, 0, held + CONTROL_MAX_CONNECTIONS - 1, 1);
+        fd = ask(e, 0, "truerandom-control/1 status", buf, &r);
+        assert_error(&r, CTL_ERROR_BUSY);
+        close(fd);
+        release_all(held, CONTROL_MAX_CONNECTIONS);
+}
+
 static void test_exports_do_not_block(void **state) {
         Env *e = *state;
         uint8_t buf[CTL_REPLY_MAX];
@@ -660,12 +765,15 @@ int main(void) {
                 T(test_raw_file_restart),
                 T(test_raw_sources_refused),
                 T(test_raw_source_ends),
+                T(test_raw_selftest_fails),
                 T(test_raw_flaky),
                 T(test_malformed_then_served),
                 T(test_one_request_per_connection),
                 T(test_idle_client_does_not_block),
                 T(test_gone_before_asking),
                 T(test_connection_cap),
+                T(test_uid_cannot_lock_out_others),
+                T(test_connections_kept_for_root),
                 T(test_exports_do_not_block),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

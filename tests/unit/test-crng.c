@@ -16,6 +16,7 @@
 #define DOMAIN_INIT "truerandom crng init v1"
 #define DOMAIN_MIX "truerandom crng mix v1"
 #define DOMAIN_RESEED "truerandom crng reseed v1"
+#define DOMAIN_REKEY "truerandom crng rekey v1"
 
 #define BUF CRNG_BUFFER_MIN
 
@@ -406,6 +407,93 @@ static void test_mix_changes_output(void **state) {
         crng_free(same);
 }
 
+/* ---- discarding and rekeying (a cloned or restored machine) ----------------- */
+
+/* After 64 bytes most of the first refill is still buffered. A twin that
+ * kept it shows what the copies would have served; the discarded CRNG
+ * serves a fresh refill from the key that refill left behind instead. */
+static void test_discard_drops_buffered_keystream(void **state) {
+        uint8_t initial[32], key0[32], key1[32], a[64], b[64];
+        uint8_t *ks;
+        Crng *c, *twin;
+
+        fill_pattern(initial, 32, 0x51);
+        c = new_crng(initial);
+        twin = new_crng(initial);
+        crng_generate(c, a, sizeof(a));
+        crng_generate(twin, b, sizeof(b));
+        assert_memory_equal(a, b, sizeof(a));
+
+        crng_discard(c);
+        crng_generate(c, a, sizeof(a));
+        crng_generate(twin, b, sizeof(b));
+        assert_memory_not_equal(a, b, sizeof(a));
+
+        sha256_parts(key0, DOMAIN_INIT, 1, initial, (size_t) 32);
+        ks = keystream(key0, BUF);
+        /* What the twin served came from the old buffer... */
+        assert_memory_equal(b, ks + 32 + 64, sizeof(b));
+        memcpy(key1, ks, 32);
+        free(ks);
+        /* ...the discarded one starts a refill from the next key. */
+        ks = keystream(key1, BUF);
+        assert_memory_equal(a, ks + 32, sizeof(a));
+        free(ks);
+
+        /* Nothing else moved: not seeded, no generation, credit kept. */
+        assert_false(crng_is_seeded(c));
+        assert_int_equal(crng_generation(c), 0);
+        crng_free(c);
+        crng_free(twin);
+}
+
+static void test_rekey_matches_construction(void **state) {
+        uint8_t initial[32], kernel[32], pool[32], key0[32], key1[32], key2[32], out[64], ref[64];
+        uint8_t *ks;
+        Crng *c, *twin;
+
+        fill_pattern(initial, 32, 0x61);
+        fill_pattern(kernel, 32, 0x71);
+        fill_pattern(pool, 32, 0x81);
+        c = new_crng(initial);
+        twin = new_crng(initial);
+        crng_generate(c, out, 10);
+        crng_generate(twin, ref, 10);
+        crng_mix(c, "w", 1);
+        crng_mix(twin, "w", 1);
+        crng_add_credit(c, 100);
+        crng_add_credit(twin, 100);
+
+        crng_rekey(c, kernel);
+        sha256_parts(key0, DOMAIN_INIT, 1, initial, (size_t) 32);
+        ks = keystream(key0, BUF);
+        memcpy(key1, ks, 32);
+        free(ks);
+        sha256_parts(key2, DOMAIN_REKEY, 2, key1, (size_t) 32, kernel, (size_t) 32);
+        crng_generate(c, out, sizeof(out));
+        ks = keystream(key2, BUF);
+        assert_memory_equal(out, ks + 32, sizeof(out));
+        free(ks);
+
+        /* Uncredited: still unseeded, no generation, credit and mix state
+         * kept for the next real reseed. */
+        assert_false(crng_is_seeded(c));
+        assert_int_equal(crng_generation(c), 0);
+        assert_int_equal(crng_pending_credit(c), 100);
+        assert_int_equal(crng_reseed(c, NULL, kernel), -ENODATA);
+
+        /* The rekeyed CRNG and its twin differ after the same reseed: the
+         * kernel's bytes stay in the key. */
+        assert_int_equal(crng_reseed(c, pool, kernel), 0);
+        assert_int_equal(crng_reseed(twin, pool, kernel), 0);
+        assert_int_equal(crng_generation(c), 1);
+        crng_generate(c, out, sizeof(out));
+        crng_generate(twin, ref, sizeof(ref));
+        assert_memory_not_equal(out, ref, sizeof(out));
+        crng_free(c);
+        crng_free(twin);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_rfc8439_block_function),
@@ -417,6 +505,8 @@ int main(void) {
                 cmocka_unit_test(test_reseed_without_entropy_changes_nothing),
                 cmocka_unit_test(test_credit_seeds_and_is_consumed),
                 cmocka_unit_test(test_mix_changes_output),
+                cmocka_unit_test(test_discard_drops_buffered_keystream),
+                cmocka_unit_test(test_rekey_matches_construction),
         };
 
         if (sodium_init() < 0)

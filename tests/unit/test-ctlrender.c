@@ -100,17 +100,86 @@ static void test_status_version_2(void **state) {
         free(text);
 }
 
-static void test_status_version_3(void **state) {
+/* Schema 3: where each credit comes from and the estimate behind it, and a
+ * source being assessed. */
+static void test_status_credit_origin(void **state) {
+        static const char est[] = "\"estimate\":{\"min_entropy\":1.311120,\"h_original\":1.311120,"
+                                  "\"h_bitstring\":0.193005,\"bound_bits\":0.655,\"samples\":1000000,"
+                                  "\"date\":\"2026-12-03T13:13:31Z\",\"age_s\":60,\"measured\":\"stored\"}";
+        char json[4096], *text;
+
+        snprintf(json, sizeof(json),
+                 "{\"version\":3,\"ready\":true,\"sources\":["
+                 "{\"name\":\"jitter\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.655,"
+                 "\"credit_origin\":\"auto\",\"credit_cap_bits\":1.000,%s},"
+                 "{\"name\":\"file\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.500,"
+                 "\"credit_origin\":\"capped\",\"credit_cap_bits\":0.500,%s},"
+                 "{\"name\":\"hwrng\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.800,"
+                 "\"credit_origin\":\"explicit\",\"credit_above_estimate\":true,%s},"
+                 "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.250,"
+                 "\"credit_origin\":\"explicit\",\"estimate\":null}]}",
+                 est, est, est);
+        text = render(json);
+        assert_fits(text);
+        assert_non_null(strstr(text, "        credit auto: half of 1.311 measured here (1.0M samples, 2026-12-03)\n"));
+        assert_non_null(strstr(text, "        credit capped: half of 1.311 measured here is 0.655 "
+                                     "(2026-12-03)\n"));
+        assert_non_null(strstr(text, "        credit explicit, ABOVE half of 1.311 measured here (0.655, 2026-12-03)\n"));
+        /* No estimate behind an explicit credit: nothing to say. */
+        assert_null(strstr(text, "rdseed  healthy              0.250          -      -      -          -\n        credit"));
+        free(text);
+
+        text = render("{\"version\":3,\"ready\":false,\"sources\":[{\"name\":\"jitter\",\"credited\":false,"
+                      "\"state\":\"assessing\",\"credit_origin\":\"pending\",\"estimate\":null,\"assessment\":"
+                      "{\"phase\":\"capturing\",\"reason\":\"no assessment stored yet\",\"samples\":1000000,"
+                      "\"captured\":450000,\"steps_done\":0,\"steps_total\":0,\"elapsed_s\":2.0,"
+                      "\"expected_s\":14.2}},"
+                      "{\"name\":\"file\",\"credited\":false,\"state\":\"unavailable\",\"credit_origin\":\"pending\","
+                      "\"estimate\":null,\"assessment\":{\"phase\":\"failed\",\"reason\":\"x\",\"error\":"
+                      "\"the source ended before the samples were in\"}}]}");
+        assert_fits(text);
+        assert_non_null(strstr(text, "jitter  assessing\n        assessing on this machine: capturing 45%, about 12 s left "
+                                     "(1.0M samples)\n"));
+        assert_non_null(strstr(text, "file    unavailable\n        assessment failed: the source ended before the "
+                                     "samples were in\n"));
+        free(text);
+}
+
+/* A self-test that failed says which check and why, cut to its column;
+ * a running check with no window yet says so. */
+static void test_status_checks(void **state) {
+        char *text = render("{\"version\":3,\"ready\":true,\"sources\":[{\"name\":\"jitter\",\"credited\":true,"
+                            "\"state\":\"unavailable\",\"last_error\":\"sampler self-test failed\","
+                            "\"selftest\":{\"result\":\"constant-low-bit\",\"detail\":\"low bit of the reduced delta "
+                            "4092 of 4096 one value (limit 3840): a missed clock step\",\"window\":4096,"
+                            "\"low_bit\":4092},\"running_check\":null},"
+                            "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"startup\","
+                            "\"selftest\":{\"result\":\"passed\",\"words\":64},"
+                            "\"running_check\":{\"state\":\"pending\",\"window\":65536,\"estimate_bits\":null}}]}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "        last error: sampler self-test failed (- read errors)\n"
+                                     "        self-test FAILED (constant-low-bit):\n"
+                                     "          low bit of the reduced delta 4092 of 4096 one value (limit 3840): a m>\n"));
+        assert_non_null(strstr(text, "        self-test passed: 64 words, none repeated\n"
+                                     "        running: pending (an estimate every 65536 samples)\n"));
+        free(text);
+}
+
+/* Clones, restores, resumes: the detector's verdict, and the seeder's
+ * counts beside the detector's resumes. */
+static void test_status_vm(void **state) {
         /* The longest verdict the daemon writes, whole on its line. */
-        char *text = render("{\"version\":3,\"ready\":true,\"vm_generation\":{\"detection\":\"unavailable\","
+        char *text = render("{\"version\":3,\"ready\":true,\"crng\":{\"seeded\":true,\"vm_generation_changes\":2,"
+                            "\"vm_blocks_purged\":4096,\"rekeys\":2},\"vm_generation\":{\"detection\":\"unavailable\","
                             "\"detail\":\"unavailable: kernel log unreadable (Operation not permitted)\","
-                            "\"device\":\"QEMUVGID:00\",\"kernel_log\":false,\"uevents\":false,\"changes\":2,"
+                            "\"device\":\"QEMUVGID:00\",\"kernel_log\":false,\"uevents\":false,"
                             "\"lost_records\":0,\"last_change_age_s\":null},\"resume\":{\"jumps\":1,"
                             "\"slept_s\":2.4,\"last_age_s\":3.0}}");
 
         assert_fits(text);
         assert_non_null(strstr(text, "VM fork detection: unavailable: kernel log unreadable (Operation not permitted)\n"));
-        assert_non_null(strstr(text, "Seen: 2 VM generation changes, 1 resumes from suspend\n"));
+        assert_non_null(strstr(text, "Seen: 2 VM generation changes (4096 blocks purged), 1 resumes from suspend\n"));
         free(text);
         /* A daemon of schema 2 says nothing about it. */
         text = render("{\"version\":2,\"ready\":true}");
@@ -158,9 +227,11 @@ static void test_status_extremes(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status_typical),
+                cmocka_unit_test(test_status_credit_origin),
                 cmocka_unit_test(test_status_extremes),
+                cmocka_unit_test(test_status_checks),
                 cmocka_unit_test(test_status_version_2),
-                cmocka_unit_test(test_status_version_3),
+                cmocka_unit_test(test_status_vm),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

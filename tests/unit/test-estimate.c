@@ -145,6 +145,68 @@ static void test_short_inputs(void **state) {
         free(buf);
 }
 
+typedef struct Seen {
+        unsigned calls, last_done, total, stop_at;
+        bool monotonic;
+} Seen;
+
+static int count_steps(void *userdata, unsigned done, unsigned total) {
+        Seen *s = userdata;
+
+        s->monotonic = s->monotonic && done == s->last_done + 1 && (s->calls == 0 || total == s->total);
+        s->calls++;
+        s->last_done = done;
+        s->total = total;
+        return s->stop_at && done == s->stop_at ? -ECANCELED : 0;
+}
+
+/* Progress: one call per step, counting up to its total, the same report
+ * as without it; a refusal ends the assessment with that value and leaves
+ * the report untouched. Binary samples take one pass of 7 steps, others
+ * 6 on the samples and 7 on the bitstring. */
+static void test_progress(void **state) {
+        uint8_t buf[20000];
+        EaReport plain, r, untouched;
+        EaRestartReport rr;
+        Seen seen = { .monotonic = true };
+        EaRng rng;
+
+        ea_rng_seed(&rng, 7);
+        for (size_t i = 0; i < sizeof(buf); i++)
+                buf[i] = (uint8_t)(ea_rng_next(&rng) >> 60);
+        assert_int_equal(ea_non_iid(buf, sizeof(buf), 4, &plain), 0);
+        assert_int_equal(ea_non_iid_progress(buf, sizeof(buf), 4, count_steps, &seen, &r), 0);
+        assert_true(seen.monotonic);
+        assert_int_equal(seen.total, 13);
+        assert_int_equal(seen.calls, 13);
+        assert_memory_equal(&plain, &r, sizeof(r));
+
+        for (size_t i = 0; i < sizeof(buf); i++)
+                buf[i] &= 1;
+        seen = (Seen){ .monotonic = true };
+        assert_int_equal(ea_non_iid_progress(buf, sizeof(buf), 1, count_steps, &seen, &r), 0);
+        assert_int_equal(seen.calls, 7);
+        assert_int_equal(seen.total, 7);
+
+        memset(&r, 0x5a, sizeof(r));
+        untouched = r;
+        seen = (Seen){ .monotonic = true, .stop_at = 3 };
+        assert_int_equal(ea_non_iid_progress(buf, sizeof(buf), 1, count_steps, &seen, &r), -ECANCELED);
+        assert_int_equal(seen.calls, 3);
+        assert_memory_equal(&r, &untouched, sizeof(r));
+
+        /* The restart check: rows then columns, 6 steps each (ea_restart
+         * makes no bitstring pass). */
+        for (size_t i = 0; i < 100 * 100; i++)
+                buf[i] = (uint8_t)(ea_rng_next(&rng) >> 60);
+        seen = (Seen){ .monotonic = true };
+        assert_int_equal(ea_restart_progress(buf, 100, 100, 4, 1.0, count_steps, &seen, &rr), 0);
+        assert_true(seen.monotonic);
+        assert_int_equal(seen.calls, 12);
+        seen = (Seen){ .monotonic = true, .stop_at = 8 };
+        assert_int_equal(ea_restart_progress(buf, 100, 100, 4, 1.0, count_steps, &seen, &rr), -ECANCELED);
+}
+
 static int write_datasets(const char *dir) {
         uint8_t *buf = malloc(EA_DATASET_SAMPLES);
 
@@ -173,6 +235,7 @@ int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_names),
                 cmocka_unit_test(test_bad_arguments),
+                cmocka_unit_test(test_progress),
                 cmocka_unit_test(test_constant_has_no_entropy),
                 cmocka_unit_test(test_short_inputs),
                 NIST_TEST(0),

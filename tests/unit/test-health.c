@@ -272,6 +272,41 @@ static void test_startup_restarts_on_failure(void **state) {
         assert_int_equal(health_feed(&t, (uint8_t) n), HEALTH_OK);
 }
 
+/* Which samples no later verdict can condemn: none before the first; a
+ * complete window settles at once; an open run holds back its first sample
+ * and everything after it. A counter (8 bits per sample, no repeats) is the
+ * clean input; runs are spliced in by hand. */
+static void test_settled(void **state) {
+        HealthTest t;
+        uint64_t n = 0;
+
+        assert_int_equal(health_init(&t, 8000), 0);
+        assert_int_equal(health_settled(&t), 0);
+        for (; n < HEALTH_APT_WINDOW - 1; n++)
+                health_feed(&t, (uint8_t) n);
+        /* 511 samples: the first window is open. */
+        assert_int_equal(health_settled(&t), 0);
+        health_feed(&t, (uint8_t) n++);
+        /* 512: complete, but its last sample starts a run that may go on. */
+        assert_int_equal(health_settled(&t), HEALTH_APT_WINDOW - 1);
+        health_feed(&t, (uint8_t) n++);
+        assert_int_equal(health_settled(&t), HEALTH_APT_WINDOW);
+        for (; n < 2 * HEALTH_APT_WINDOW - 2; n++)
+                health_feed(&t, (uint8_t) n);
+        assert_int_equal(health_settled(&t), HEALTH_APT_WINDOW);
+
+        /* A run of 3 (under the cutoff of 5) across the next boundary: the
+         * window closes, but its last two samples wait for the run to end. */
+        health_feed(&t, 0xa5);
+        health_feed(&t, 0xa5);
+        assert_int_equal(t.samples, 2 * HEALTH_APT_WINDOW);
+        assert_int_equal(health_settled(&t), 2 * HEALTH_APT_WINDOW - 2);
+        health_feed(&t, 0xa5);
+        assert_int_equal(health_settled(&t), 2 * HEALTH_APT_WINDOW - 2);
+        health_feed(&t, 0x5a);
+        assert_int_equal(health_settled(&t), 2 * HEALTH_APT_WINDOW);
+}
+
 static void test_invalid_credit(void **state) {
         HealthCutoffs c = { .rct = 7 };
         HealthTest t;
@@ -315,6 +350,7 @@ int main(void) {
                 cmocka_unit_test(test_getrandom_no_failures),
                 cmocka_unit_test(test_startup),
                 cmocka_unit_test(test_startup_restarts_on_failure),
+                cmocka_unit_test(test_settled),
                 cmocka_unit_test(test_invalid_credit),
                 cmocka_unit_test(test_verdict_names),
         };

@@ -26,7 +26,7 @@ static void put_tagged(Store *s, unsigned tag, unsigned source_id) {
         uint8_t block[STORE_BLOCK_SIZE];
 
         make_block(block, tag);
-        assert_int_equal(store_put(s, block, CREDIT, source_id), 0);
+        assert_int_equal(store_put(s, block, CREDIT, source_id, store_epoch(s)), 0);
 }
 
 static void take_expect(Store *s, unsigned tag) {
@@ -55,7 +55,7 @@ static void test_fifo_and_bounds(void **state) {
         for (unsigned i = 0; i < 4; i++)
                 put_tagged(s, i, 1);
         make_block(block, 99);
-        assert_int_equal(store_put(s, block, CREDIT, 1), -ENOSPC);
+        assert_int_equal(store_put(s, block, CREDIT, 1, store_epoch(s)), -ENOSPC);
         assert_int_equal(store_fill(s), 4);
 
         /* Wrap around the ring: take two, put two, order still holds. */
@@ -95,7 +95,7 @@ static void test_invalid(void **state) {
         assert_null(s);
 
         assert_int_equal(store_new(4, 1, &s), 0);
-        assert_int_equal(store_put(s, block, CREDIT - 1, 1), -EINVAL);
+        assert_int_equal(store_put(s, block, CREDIT - 1, 1, store_epoch(s)), -EINVAL);
         assert_int_equal(store_fill(s), 0);
         put_tagged(s, 1, 1);
         assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE + 1), -EINVAL);
@@ -141,10 +141,10 @@ static void test_accounting(void **state) {
 
         assert_int_equal(store_new(8, 2, &s), 0);
         make_block(block, 1);
-        assert_int_equal(store_put(s, block, 320000, 1), 0);
-        assert_int_equal(store_put(s, block, 400000, 2), 0);
-        assert_int_equal(store_put(s, block, 320100, 1), 0);
-        assert_int_equal(store_put(s, block, 330000, 3), 0);
+        assert_int_equal(store_put(s, block, 320000, 1, store_epoch(s)), 0);
+        assert_int_equal(store_put(s, block, 400000, 2, store_epoch(s)), 0);
+        assert_int_equal(store_put(s, block, 320100, 1, store_epoch(s)), 0);
+        assert_int_equal(store_put(s, block, 330000, 3, store_epoch(s)), 0);
 
         assert_int_equal(store_take(s, block, 32), 0);  /* reader, 320000 */
         assert_int_equal(store_take(s, block, 0), 0);   /* CRNG seed, 400000 */
@@ -163,6 +163,85 @@ static void test_accounting(void **state) {
         assert_int_equal(st.credited_mbits_taken, 320000 + 320100);
         assert_int_equal(st.bytes_served, 42);
         assert_true(st.bytes_served * 8 * 1000 * 5 <= st.credited_mbits_taken * 4);
+        store_free(s);
+}
+
+/* A clone's purge: every stored block goes, whatever its source; what was
+ * served stays accounted, and the store refills from new blocks only. */
+static void test_purge_all(void **state) {
+        uint8_t block[STORE_BLOCK_SIZE];
+        StoreStats before, st;
+        Store *s;
+
+        assert_int_equal(store_new(4, 1, &s), 0);
+        assert_int_equal(store_purge_all(s), 0);
+        /* Head off slot 0, then a full ring that wraps: 7, 8 | 9, 10. */
+        for (unsigned i = 0; i < 4; i++)
+                put_tagged(s, i, i % 2);
+        assert_int_equal(store_take(s, block, 32), 0);  /* reader */
+        assert_int_equal(store_take(s, block, 0), 0);   /* CRNG seed */
+        assert_int_equal(store_take(s, block, 5), 0);   /* reader, short */
+        put_tagged(s, 7, 1);
+        put_tagged(s, 8, 2);
+        put_tagged(s, 9, 3);
+        assert_int_equal(store_fill(s), 4);
+        /* Full: collectors rest. */
+        assert_false(store_has_demand(s));
+        store_get_stats(s, &before);
+
+        assert_int_equal(store_purge_all(s), 4);
+        assert_int_equal(store_fill(s), 0);
+        take_expect_empty(s);
+        /* Emptied: collectors are wanted again. */
+        assert_true(store_has_demand(s));
+
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_purged, before.blocks_purged + 4);
+        assert_int_equal(st.blocks_in, before.blocks_in);
+        assert_int_equal(st.blocks_served, 2);
+        assert_int_equal(st.blocks_seeded, 1);
+        assert_int_equal(st.bytes_served, 37);
+        assert_int_equal(st.credited_mbits_taken, before.credited_mbits_taken);
+        assert_int_equal(st.blocks_in, st.blocks_served + st.blocks_seeded + st.blocks_purged + st.fill);
+        assert_true(st.bytes_served * 8 * 1000 * 5 <= st.credited_mbits_taken * 4);
+
+        /* New blocks only, in order, across the ring's end; and serving
+         * them keeps the invariant (store_take() aborts otherwise). */
+        for (unsigned i = 20; i < 24; i++)
+                put_tagged(s, i, 1);
+        for (unsigned i = 20; i < 24; i++)
+                take_expect(s, i);
+        take_expect_empty(s);
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_in, st.blocks_served + st.blocks_seeded + st.blocks_purged + st.fill);
+        assert_true(st.bytes_served * 8 * 1000 * 5 <= st.credited_mbits_taken * 4);
+        store_free(s);
+}
+
+/* A block begun before a purge_all is refused when it is finished after
+ * it: its samples may be the other copy's too. */
+static void test_put_after_purge_all_is_stale(void **state) {
+        uint8_t block[STORE_BLOCK_SIZE];
+        uint64_t before;
+        StoreStats st;
+        Store *s;
+
+        assert_int_equal(store_new(4, 1, &s), 0);
+        before = store_epoch(s);
+        make_block(block, 1);
+        assert_int_equal(store_put(s, block, CREDIT, 1, before), 0);
+        assert_int_equal(store_purge_all(s), 1);
+        assert_int_equal(store_epoch(s), before + 1);
+        assert_int_equal(store_put(s, block, CREDIT, 1, before), -ESTALE);
+        assert_int_equal(store_fill(s), 0);
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_in, 1);
+        assert_int_equal(st.credited_mbits_in, CREDIT);
+        /* A source purge is no such event. */
+        assert_int_equal(store_purge(s, 1), 0);
+        assert_int_equal(store_epoch(s), before + 1);
+        put_tagged(s, 2, 1);
+        take_expect(s, 2);
         store_free(s);
 }
 
@@ -303,7 +382,7 @@ static void test_demand(void **state) {
         assert_int_equal(store_wait_for_demand(s), -ESHUTDOWN);
         assert_false(store_has_demand(s));
         make_block(block, 7);
-        assert_int_equal(store_put(s, block, CREDIT, 2), -ESHUTDOWN);
+        assert_int_equal(store_put(s, block, CREDIT, 2, store_epoch(s)), -ESHUTDOWN);
         store_free(s);
 }
 
@@ -318,6 +397,8 @@ int main(void) {
                 cmocka_unit_test(test_invalid),
                 cmocka_unit_test(test_purge),
                 cmocka_unit_test(test_accounting),
+                cmocka_unit_test(test_purge_all),
+                cmocka_unit_test(test_put_after_purge_all_is_stale),
                 cmocka_unit_test(test_demand),
                 cmocka_unit_test(test_free_null),
         };

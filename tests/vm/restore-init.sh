@@ -30,8 +30,10 @@ mount -t tmpfs run /run
 for ko in $(cat /etc/modules.order); do
         insmod "$ko" || echo "RESTORE INFO insmod $ko failed"
 done
-printf 'root:x:0:\ntruerandom:x:990:\n' > /etc/group
-printf 'root:x:0:0:root:/root:/bin/sh\n' > /etc/passwd
+# The daemon gives up root for its own user once it is set up.
+printf 'root:x:0:\ntruerandom:x:990:\ntruerandomd:x:989:\n' > /etc/group
+printf 'root:x:0:0:root:/root:/bin/sh\ntruerandomd:x:989:989::/nonexistent:/bin/false\n' > /etc/passwd
+printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf
 
 # The store is small so that the original can read all of it (16 blocks,
 # 14 of them left at the save: see below); no timed
@@ -79,8 +81,9 @@ wait_value() {
 
 values() {
         truerandomctl status --json > /tmp/st.json 2>/dev/null
-        for q in vm_generation.detection vm_generation.changes vm_generation.lost_records store.fill \
-                store.blocks_purged crng.reseeds crng.generation resume.jumps resume.slept_s; do
+        for q in vm_generation.detection vm_generation.lost_records crng.vm_generation_changes \
+                crng.vm_blocks_purged crng.rekeys store.fill store.blocks_purged crng.reseeds crng.generation \
+                resume.jumps resume.slept_s; do
                 say "VALUE $1 $q $(trclient jq /tmp/st.json "$q" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
         done
         say "VALUE $1 vm_generation.detail $(trclient jq /tmp/st.json vm_generation.detail 2>/dev/null)"

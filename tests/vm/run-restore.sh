@@ -284,9 +284,10 @@ judge() {
                         "drop-in random: orig ${x:0:16}, restore1 $(got "$dir" restore1 BYTES /dev/truerandom-random | cut -c1-16), restore2 $(got "$dir" restore2 BYTES /dev/truerandom-random | cut -c1-16)"
                 for role in restore1 restore2; do
                         check "vm-restore/$name/$role-status" \
-                                "$([ "$(got "$dir" $role VALUE vm_generation.changes)" = 1 ] &&
-                                   [ "$(got "$dir" $role VALUE store.blocks_purged)" -ge "$store" ] 2>/dev/null && echo 1)" \
-                                "vm_generation.changes $(got "$dir" $role VALUE vm_generation.changes), store.blocks_purged $(got "$dir" $role VALUE store.blocks_purged) (the original had $store in store)"
+                                "$([ "$(got "$dir" $role VALUE crng.vm_generation_changes)" = 1 ] &&
+                                   [ "$(got "$dir" $role VALUE crng.vm_blocks_purged)" -ge "$store" ] 2>/dev/null &&
+                                   [ "$(got "$dir" $role VALUE crng.rekeys)" = 1 ] && echo 1)" \
+                                "crng.vm_generation_changes $(got "$dir" $role VALUE crng.vm_generation_changes), crng.vm_blocks_purged $(got "$dir" $role VALUE crng.vm_blocks_purged), crng.rekeys $(got "$dir" $role VALUE crng.rekeys) (the original had $store in store)"
                         t0=$(ms "$dir" $role 'HOST loaded; cont')
                         tk=$(ms "$dir" $role 'crng reseeded due to virtual machine fork')
                         td=$(ms "$dir" $role 'VM generation changed')

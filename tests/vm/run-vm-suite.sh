@@ -25,8 +25,9 @@ ctl=$build/daemon/truerandomctl
 client=$build/tests/vm/trclient
 work=$build/vm-suite
 log=$work/console.log
-checks="1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
-        11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault"
+checks="0-auto 1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
+        11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault 18-storm 19-longread
+        20-groupgate 21-quota 22-userns 23-nonroot"
 
 for b in "$daemon" "$ctl"; do
         [ -x "$b" ] || { echo "vm: $b is not built (meson compile -C $build)" >&2; exit 1; }
@@ -52,6 +53,7 @@ vm_initramfs_add "$root" "$daemon" /usr/sbin/truerandomd
 vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
 vm_initramfs_add "$root" "$client" /usr/bin/trclient
 vm_initramfs_add "$root" "$(command -v rngtest)" /usr/bin/rngtest
+vm_initramfs_add "$root" "$here/undropped-threads" /usr/bin/undropped-threads
 install -m 755 "$here/guest-init.sh" "$root/init"
 vm_initramfs_pack "$root" "$work/initramfs.cpio"
 
@@ -72,7 +74,7 @@ VM_SMP=1 VM_ECHO='^(CHECK |SUMMARY|INFO )' vm_boot "$kroot/boot/vmlinuz-$kver" "
 failed=0
 [ $rc = 0 ] || { echo "vm: QEMU exit status $rc$([ $rc = 124 ] && echo ' (timeout)')"; failed=1; }
 for c in $checks; do
-        case "$only" in "" | *",${c%%-*},"*) ;; *) continue ;; esac
+        case "$c|$only" in 0-*'|'* | *'|' | *",${c%%-*},"*) ;; *) continue ;; esac
         if ! grep -q "] CHECK $c: PASS" "$log"; then
                 grep -q "] CHECK $c: FAIL" "$log" || echo "CHECK $c: MISSING (no result on the console)"
                 failed=1

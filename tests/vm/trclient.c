@@ -17,14 +17,19 @@
  * go, so the script can look at the daemon's status in between. `json` and
  * `jq` check and query truerandomctl's status JSON without the project's own
  * parser, `rows` looks at raw captures, `cpu` measures a process's CPU time,
- * and `exec` runs a program as the -u user. */
+ * and `exec` runs a program as the -u user. -n makes the caller root of a
+ * user namespace of its own, as `unshare -Ur` does (every capability inside
+ * it, none outside), for the privilege checks. */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <linux/random.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,8 +37,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +69,9 @@ typedef struct ReadResult {
         int error;
         int64_t at_us;
 } ReadResult;
+
+/* -n: root of a user namespace of its own; said on ioctl's lines. */
+static const char *userns_note = "";
 
 static volatile sig_atomic_t deadline_hit;
 static volatile sig_atomic_t go_hit;
@@ -691,18 +704,51 @@ static int cmd_ioctl(const char *dev, const char *name, int arg) {
                 r = ioctl(fd, RNDADDENTROPY, &add);
         } else if (strcmp(name, "RNDRESEEDCRNG") == 0)
                 r = ioctl(fd, RNDRESEEDCRNG);
+        else if (strcmp(name, "RNDZAPENTCNT") == 0)
+                r = ioctl(fd, RNDZAPENTCNT);
+        else if (strcmp(name, "RNDCLEARPOOL") == 0)
+                r = ioctl(fd, RNDCLEARPOOL);
         else {
                 printf("FAIL ioctl %s: unknown ioctl %s\n", dev, name);
                 return EXIT_FAIL;
         }
         if (r < 0) {
-                printf("ERR ioctl %s: %s from %s (uid=%d)\n", dev, errname(errno), name, (int) getuid());
+                printf("ERR ioctl %s: %s from %s (uid=%d%s)\n", dev, errname(errno), name, (int) getuid(),
+                       userns_note);
                 return EXIT_ERR;
         }
         if (strcmp(name, "RNDGETENTCNT") == 0)
-                printf("OK ioctl %s: %s = %d (uid=%d)\n", dev, name, value, (int) getuid());
+                printf("OK ioctl %s: %s = %d (uid=%d%s)\n", dev, name, value, (int) getuid(), userns_note);
         else
-                printf("OK ioctl %s: %s (uid=%d)\n", dev, name, (int) getuid());
+                printf("OK ioctl %s: %s (uid=%d%s)\n", dev, name, (int) getuid(), userns_note);
+        return EXIT_OK;
+}
+
+/* RNDRESEEDCRNG n times, and on until seconds have passed: a privileged
+ * caller hammering the reseed, as issue 12 found possible. */
+static int cmd_storm(const char *dev, uint64_t n, unsigned seconds) {
+        uint64_t done = 0, failed = 0;
+        int last_error = 0;
+        int64_t t0;
+        int fd = open_dev("storm", dev, O_RDONLY);
+
+        if (fd < 0)
+                return EXIT_ERR;
+        t0 = now_us();
+        while (done < n || ms_since(t0) < seconds * 1000.0) {
+                if (ioctl(fd, RNDRESEEDCRNG) < 0) {
+                        failed++;
+                        last_error = errno;
+                }
+                done++;
+        }
+        if (failed > 0) {
+                printf("ERR storm %s: %" PRIu64 " of %" PRIu64 " RNDRESEEDCRNG failed, the last with %s\n", dev,
+                       failed, done, errname(last_error));
+                return EXIT_ERR;
+        }
+        printf("OK storm %s: %" PRIu64 " RNDRESEEDCRNG in %.1f s (uid=%d)\n", dev, done, ms_since(t0) / 1000.0,
+               (int) getuid());
         return EXIT_OK;
 }
 
@@ -995,6 +1041,84 @@ static int cmd_killreaders(const char *dev, unsigned n, unsigned delay_ms, unsig
         return t_last <= (int64_t) limit_ms * 1000 ? EXIT_OK : EXIT_ERR;
 }
 
+#define CTLFLOOD_MAX 256
+
+static int ctl_connect(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* Keeps n connections to truerandomd's control socket open for seconds,
+ * asking nothing, and opens a new one as soon as the daemon closes one
+ * (busy, or its 5 s deadline): what issue 12 found locks root's status
+ * out. With seconds 0: holds them until the script's SIGUSR2. */
+static int cmd_ctlflood(const char *path, unsigned n, unsigned seconds) {
+        struct pollfd p[CTLFLOOD_MAX];
+        uint64_t connects = 0, busy = 0, timeouts = 0, other = 0;
+        unsigned open_now = 0;
+        sigset_t old;
+        char buf[256];
+        int64_t t0 = now_us();
+
+        if (n == 0 || n > CTLFLOOD_MAX)
+                return EXIT_FAIL;
+        for (unsigned i = 0; i < n; i++)
+                p[i] = (struct pollfd) { .fd = -1, .events = POLLIN };
+        for (;;) {
+                for (unsigned i = 0; i < n; i++)
+                        if (p[i].fd < 0 && (p[i].fd = ctl_connect(path)) >= 0)
+                                connects++;
+                if (seconds == 0)
+                        break;
+                if (ms_since(t0) >= seconds * 1000.0)
+                        break;
+                if (poll(p, n, 50) <= 0)
+                        continue;
+                for (unsigned i = 0; i < n; i++) {
+                        ssize_t k;
+
+                        if (p[i].fd < 0 || !p[i].revents)
+                                continue;
+                        k = recv(p[i].fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                        buf[k > 0 ? k : 0] = 0;
+                        if (strncmp(buf, "error busy", 10) == 0)
+                                busy++;
+                        else if (strncmp(buf, "error timeout", 13) == 0)
+                                timeouts++;
+                        else
+                                other++;
+                        close(p[i].fd);
+                        p[i].fd = -1;
+                }
+        }
+        if (seconds == 0) {
+                /* What the daemon turned away at once is answered by now. */
+                sleep_ms(200);
+                for (unsigned i = 0; i < n; i++) {
+                        struct pollfd q = { .fd = p[i].fd, .events = POLLIN };
+                        if (p[i].fd >= 0 && poll(&q, 1, 0) == 0)
+                                open_now++;
+                }
+                go_prepare(&old);
+                printf("READY ctlflood %s: %u of %u connections held (uid=%d)\n", path, open_now, n, (int) getuid());
+                go_wait(&old);
+        }
+        for (unsigned i = 0; i < n; i++)
+                if (p[i].fd >= 0)
+                        close(p[i].fd);
+        printf("OK ctlflood %s: %" PRIu64 " connections in %.1f s, %" PRIu64 " answered busy, %" PRIu64
+               " timed out, %" PRIu64 " other (uid=%d)\n", path, connects, ms_since(t0) / 1000.0, busy, timeouts,
+               other, (int) getuid());
+        return EXIT_OK;
+}
+
 /* Opens n files on dev (RLIMIT_NOFILE raised as far as needed), reads none,
  * and keeps them until the script's SIGUSR2; then closes every one. */
 static int cmd_fds(const char *dev, unsigned n) {
@@ -1035,6 +1159,92 @@ static int cmd_fds(const char *dev, unsigned n) {
         for (unsigned i = 0; i < n; i++)
                 close(fds[i]);
         printf("OK fds %s: %u files opened in %.1f ms and closed in %.1f ms\n", dev, n, t_open, ms_since(t0));
+        return EXIT_OK;
+}
+
+/* n bytes of address space backed by one 1 MiB memfd mapped over and over:
+ * a read(2) of a gigabyte into it costs a megabyte of memory. */
+#define LONGREAD_SLICE (1U << 20)
+static uint8_t *longread_buffer(uint64_t n) {
+        uint8_t *base;
+        int fd = memfd_create("longread", MFD_CLOEXEC);
+
+        if (fd < 0 || ftruncate(fd, LONGREAD_SLICE) < 0)
+                return NULL;
+        n = (n + LONGREAD_SLICE - 1) / LONGREAD_SLICE * LONGREAD_SLICE;
+        base = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (base == MAP_FAILED)
+                return NULL;
+        for (uint64_t off = 0; off < n; off += LONGREAD_SLICE)
+                if (mmap(base + off, LONGREAD_SLICE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+                    MAP_FAILED)
+                        return NULL;
+        close(fd);
+        return base;
+}
+
+/* One read(2) of full_n bytes, which must return all of them; then, with
+ * sig_n > 0, one read of sig_n bytes during which a child sends the caught
+ * SIGUSR1 (no SA_RESTART) after sig_ms: what it returned, and how long
+ * after the signal was sent it did. The kernel's /dev/urandom returns what
+ * it has at once (random(7)); a device that does not stop keeps the
+ * reader (and its signal handler) waiting until the whole read is done. */
+static int cmd_longread(const char *dev, uint64_t full_n, uint64_t sig_n, unsigned sig_ms) {
+        uint64_t most = full_n > sig_n ? full_n : sig_n;
+        uint8_t *buf = longread_buffer(most);
+        int64_t *sent, t0;
+        double full_ms;
+        ssize_t r;
+        pid_t pid;
+        int fd;
+
+        sent = mmap(NULL, sizeof(*sent), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (!buf || sent == MAP_FAILED || most > SSIZE_MAX) {
+                printf("FAIL longread %s: no %" PRIu64 "-byte buffer: %s\n", dev, most, errname(errno));
+                return EXIT_FAIL;
+        }
+        fd = open_dev("longread", dev, O_RDONLY);
+        if (fd < 0)
+                return EXIT_ERR;
+        t0 = now_us();
+        r = read(fd, buf, full_n);
+        full_ms = ms_since(t0);
+        if (r < 0) {
+                printf("ERR longread %s: %s from read(%" PRIu64 ")\n", dev, errname(errno), full_n);
+                return EXIT_ERR;
+        }
+        printf("OK longread %s: read(%" PRIu64 ") returned %zd bytes in %.1f ms", dev, full_n, r, full_ms);
+        if (sig_n == 0) {
+                printf("\n");
+                return EXIT_OK;
+        }
+        catch_signal(SIGUSR1);
+        *sent = 0;
+        pid = fork();
+        if (pid < 0)
+                return EXIT_FAIL;
+        if (pid == 0) {
+                sleep_ms(sig_ms);
+                *sent = now_us();
+                kill(getppid(), SIGUSR1);
+                _exit(0);
+        }
+        t0 = now_us();
+        r = read(fd, buf, sig_n);
+        full_ms = ms_since(t0);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0 && errno != EINTR) {
+                printf("; ERR %s from read(%" PRIu64 ") with SIGUSR1\n", errname(errno), sig_n);
+                return EXIT_ERR;
+        }
+        if (!deadline_hit || *sent == 0) {
+                printf("; read(%" PRIu64 ") returned %zd bytes in %.1f ms, before the signal\n", sig_n, r, full_ms);
+                return EXIT_RETRY;
+        }
+        printf("; read(%" PRIu64 ") with SIGUSR1 after %u ms returned %s%zd%s, %.1f ms after the signal\n", sig_n,
+               sig_ms, r < 0 ? "EINTR (" : "", r < 0 ? (ssize_t) 0 : r, r < 0 ? ")" : " bytes",
+               (double) (now_us() - *sent) / 1000.0);
         return EXIT_OK;
 }
 
@@ -1521,9 +1731,52 @@ static int drop_privileges(const char *spec) {
         return 0;
 }
 
+static int write_proc(const char *path, const char *text) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = write(fd, text, strlen(text));
+        close(fd);
+        return n == (ssize_t) strlen(text) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* unshare -Ur: a new user namespace where this process is root, its own
+ * uid and gid mapped to 0 (all an unprivileged user may map). */
+static int enter_userns(void) {
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+        char map[64];
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        int r;
+
+        /* -u's setuid() made the process undumpable and its /proc files
+         * root's; exec would have made them its own again. */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        if (unshare(CLONE_NEWUSER) < 0)
+                return -errno;
+        if ((r = write_proc("/proc/self/setgroups", "deny")) < 0)
+                return r;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) uid);
+        if ((r = write_proc("/proc/self/uid_map", map)) < 0)
+                return r;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) gid);
+        if ((r = write_proc("/proc/self/gid_map", map)) < 0)
+                return r;
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return -errno;
+        if (!(data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)))
+                return -EPERM;
+        userns_note = ", root of its own user namespace with CAP_SYS_ADMIN in CapEff";
+        return 0;
+}
+
 static void usage(void) {
         fprintf(stderr,
-                "usage: trclient [-u UID:GID[:G1,G2]] [-w WATCHDOG_S] COMMAND ARGS\n"
+                "usage: trclient [-u UID:GID[:G1,G2]] [-n] [-w WATCHDOG_S] COMMAND ARGS\n"
+                "  -n: then root of a new user namespace (unshare -Ur)\n"
                 "  open DEV                       open O_RDONLY\n"
                 "  read DEV N [MS]                blocking reads until N bytes (deadline MS, 30000)\n"
                 "  bytes DEV N [MS]               the same, and the bytes in hex (N <= 65536)\n"
@@ -1534,8 +1787,9 @@ static void usage(void) {
                 "  blocked DEV N MS [WAIT_MS]     read must block MS, then (WAIT_MS) be answered\n"
                 "  signal DEV INT|KILL DELAY_MS LIMIT_MS  signal a reader blocked for DELAY_MS\n"
                 "  readers DEV N DELAY_MS PID SIG LIMIT_MS  N blocked readers, then kill(PID, SIG)\n"
-                "  ioctl DEV RNDGETENTCNT|RNDADDTOENTCNT|RNDADDENTROPY|RNDRESEEDCRNG [BITS]\n"
+                "  ioctl DEV RNDGETENTCNT|RNDADDTOENTCNT|RNDADDENTROPY|RNDZAPENTCNT|RNDCLEARPOOL|RNDRESEEDCRNG [BITS]\n"
                 "  write DEV N                    write N bytes\n"
+                "  storm DEV N SECONDS            RNDRESEEDCRNG N times and for SECONDS\n"
                 "  loop DEV SECONDS BUFSIZE       read for SECONDS, report the total\n"
                 "  stream DEV BYTES SECONDS       copy to stdout (rate on stderr)\n"
                 "  waitread DEV N MS              wait for the node and its first bytes\n"
@@ -1543,7 +1797,10 @@ static void usage(void) {
                 "  tick DEV N INTERVAL_MS SECONDS read N bytes every INTERVAL_MS, latency percentiles\n"
                 "  killreaders DEV N DELAY_MS LIMIT_MS  N parked readers; on SIGUSR2 all get SIGKILL\n"
                 "  fds DEV N                      open N files, close them on SIGUSR2\n"
+                "  ctlflood SOCKET N SECONDS      hold N idle control connections, reopening\n"
+                "                                 each the daemon closes (0 s: until SIGUSR2)\n"
                 "  cpu PID MS MAX_PERCENT         CPU time of PID over MS\n"
+                "  longread DEV N [M MS]          one read(N); then one read(M) with SIGUSR1 after MS\n"
                 "  json FILE|-                    is it valid JSON\n"
                 "  jq FILE|- QUERY                values at a.b.0.c, a.*.c, a.KEY=VALUE.c\n"
                 "  rows FILE ROWLEN               size, byte values and distinct rows of a capture\n"
@@ -1552,11 +1809,12 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
         const char *cmd, *dev;
+        bool userns = false;
         char **a;
         int opt, na, r;
 
         setvbuf(stdout, NULL, _IOLBF, 0);
-        while ((opt = getopt(argc, argv, "+u:w:")) != -1)
+        while ((opt = getopt(argc, argv, "+u:nw:")) != -1)
                 switch (opt) {
                 case 'u':
                         r = drop_privileges(optarg);
@@ -1565,6 +1823,9 @@ int main(int argc, char **argv) {
                                 return EXIT_FAIL;
                         }
                         break;
+                case 'n':
+                        userns = true;
+                        break;
                 case 'w':
                         watchdog_seconds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
@@ -1572,6 +1833,11 @@ int main(int argc, char **argv) {
                         usage();
                         return EXIT_FAIL;
                 }
+        /* After -u, wherever it came: the namespace is made by that user. */
+        if (userns && (r = enter_userns()) < 0) {
+                printf("FAIL -n: cannot become root of a user namespace: %s\n", errname(-r));
+                return EXIT_FAIL;
+        }
         if (argc - optind < 2) {
                 usage();
                 return EXIT_FAIL;
@@ -1606,6 +1872,8 @@ int main(int argc, char **argv) {
                                    (int) ARG(3, 0), (unsigned) ARG(4, 0));
         if (strcmp(cmd, "ioctl") == 0 && na >= 1)
                 return cmd_ioctl(dev, a[0], na > 1 ? atoi(a[1]) : 64);
+        if (strcmp(cmd, "storm") == 0 && na >= 2)
+                return cmd_storm(dev, ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "write") == 0 && na >= 1)
                 return cmd_write(dev, ARG(0, 0));
         if (strcmp(cmd, "loop") == 0 && na >= 2)
@@ -1620,8 +1888,12 @@ int main(int argc, char **argv) {
                 return cmd_tick(dev, ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
         if (strcmp(cmd, "killreaders") == 0 && na >= 3)
                 return cmd_killreaders(dev, (unsigned) ARG(0, 0), (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
+        if (strcmp(cmd, "ctlflood") == 0 && na >= 2)
+                return cmd_ctlflood(dev, (unsigned) ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "fds") == 0 && na >= 1)
                 return cmd_fds(dev, (unsigned) ARG(0, 0));
+        if (strcmp(cmd, "longread") == 0 && na >= 1)
+                return cmd_longread(dev, ARG(0, 0), ARG(1, 0), (unsigned) ARG(2, 100));
         if (strcmp(cmd, "cpu") == 0 && na >= 2)
                 return cmd_cpu((pid_t) strtol(dev, NULL, 10), (unsigned) ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "json") == 0)

@@ -1,0 +1,195 @@
+/* seeder.c - the CRNG's seeding policy (seeder.h has the rules).
+ *
+ * Invariants: pending is the set of triggers a reseed still owes, empty or
+ * not; a reseed that takes a store block serves all of them at once, and
+ * the limit counts from it (has_last, last_block_usec). Nothing here waits:
+ * a request without a block stays pending until a later seeder_pump().
+ * Secrets: the store block and the getrandom() bytes live in stack
+ * SECRET_BUFFERs, erased on every return path; the key stays in the Crng.
+ * Flow: store -> [seeder] -> crng -> drop-in devices. */
+#include "seeder.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "pool/secret.h"
+
+struct Seeder {
+        SeederParams params;
+        Store *store;
+        Crng *crng;
+        unsigned pending;          /* bit per SeedTrigger */
+        bool unlimited;            /* a VM generation change is pending: no limit */
+        bool has_last;
+        uint64_t last_block_usec;  /* the last reseed that took a store block */
+        SeederStats stats;
+};
+
+static uint64_t monotonic_usec(void *userdata) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
+static uint64_t seeder_now(const Seeder *s) {
+        return s->params.now_usec(s->params.userdata);
+}
+
+int seeder_new(const SeederParams *params, Store *store, Crng *crng, Seeder **ret) {
+        Seeder *s;
+
+        if (!params || !store || !crng || !ret)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->params = *params;
+        if (!s->params.now_usec)
+                s->params.now_usec = monotonic_usec;
+        s->store = store;
+        s->crng = crng;
+        *ret = s;
+        return 0;
+}
+
+Seeder *seeder_free(Seeder *s) {
+        free(s);
+        return NULL;
+}
+
+const char *seed_trigger_to_string(SeedTrigger t) {
+        static const char *const names[_SEED_TRIGGER_MAX] = {
+                [SEED_TRIGGER_PERIODIC] = "periodic",
+                [SEED_TRIGGER_IOCTL] = "ioctl",
+                [SEED_TRIGGER_CONTROL] = "control",
+                [SEED_TRIGGER_VM_GENERATION] = "vm_generation",
+                [SEED_TRIGGER_RESUME] = "resume",
+        };
+        return t < _SEED_TRIGGER_MAX ? names[t] : "unknown";
+}
+
+/* getrandom() output into out; false (and out zero) when there is none.
+ * Defence in depth only, never credited: GRND_INSECURE never blocks;
+ * kernels before 5.6 lack it, so fall back to a non-blocking read. */
+static bool fill_kernel(uint8_t out[static CRNG_KEY_SIZE]) {
+        if (getrandom(out, CRNG_KEY_SIZE, GRND_INSECURE) == CRNG_KEY_SIZE ||
+            getrandom(out, CRNG_KEY_SIZE, GRND_NONBLOCK) == CRNG_KEY_SIZE)
+                return true;
+        sodium_memzero(out, CRNG_KEY_SIZE);
+        return false;
+}
+
+/* A credited seed: the kernel's bytes where wanted (else zeros; the credited
+ * part carries the seed). */
+static void reseed(Seeder *s, const uint8_t *block) {
+        SECRET_BUFFER(kernel, CRNG_KEY_SIZE);
+
+        if (!s->params.kernel_mix || !fill_kernel(kernel))
+                sodium_memzero(kernel, sizeof(kernel));
+        if (crng_reseed(s->crng, block, kernel) < 0)
+                abort(); /* a block, or credit checked by the caller: impossible */
+        s->stats.seeds++;
+        s->stats.last_reseed_usec = seeder_now(s);
+}
+
+/* A machine whose copies share the store, the key and the buffer: nothing
+ * of that may be served again. getrandom() whatever kernel_mix says: right
+ * after the change it is the only input the copies do not share. */
+static void vm_generation_changed(Seeder *s) {
+        SECRET_BUFFER(kernel, CRNG_KEY_SIZE);
+
+        s->stats.vm_generation_changes++;
+        s->stats.vm_blocks_purged += store_purge_all(s->store);
+        if (fill_kernel(kernel)) {
+                crng_rekey(s->crng, kernel);
+                s->stats.rekeys++;
+        } else
+                crng_discard(s->crng);
+        s->unlimited = true;
+}
+
+static bool due_at(const Seeder *s, uint64_t *ret_usec) {
+        if (s->unlimited || !s->has_last || s->params.min_interval_usec == 0) {
+                *ret_usec = 0;
+                return true;
+        }
+        *ret_usec = s->last_block_usec + s->params.min_interval_usec;
+        return false;
+}
+
+static bool reseed_due(const Seeder *s) {
+        uint64_t at;
+
+        if (!s->pending)
+                return false;
+        /* The rate limit: the one place it is decided. */
+        return due_at(s, &at) || seeder_now(s) >= at;
+}
+
+int seeder_trigger(Seeder *s, SeedTrigger trigger) {
+        if (trigger >= _SEED_TRIGGER_MAX)
+                return -EINVAL;
+        if (trigger == SEED_TRIGGER_VM_GENERATION)
+                vm_generation_changed(s);
+        else if (!crng_is_seeded(s->crng))
+                return -ENODATA;
+        s->stats.requests[trigger]++;
+        if (s->pending)
+                s->stats.joined++;
+        s->pending |= 1U << trigger;
+        return 0;
+}
+
+SeedResult seeder_pump(Seeder *s) {
+        SECRET_BUFFER(block, STORE_BLOCK_SIZE);
+        bool first = !crng_is_seeded(s->crng);
+
+        if (!first && !reseed_due(s))
+                return SEED_NONE;
+        if (store_take(s->store, block, 0) < 0)
+                return SEED_NONE;
+        reseed(s, block);
+        for (SeedTrigger t = 0; t < _SEED_TRIGGER_MAX; t++)
+                if (s->pending & (1U << t))
+                        s->stats.reseeds[t]++;
+        s->pending = 0;
+        s->unlimited = false;
+        s->has_last = true;
+        s->last_block_usec = seeder_now(s);
+        return first ? SEED_FIRST : SEED_RESEEDED;
+}
+
+SeedResult seeder_seed_from_credit(Seeder *s) {
+        if (crng_is_seeded(s->crng) || crng_pending_credit(s->crng) < CRNG_SEED_BITS)
+                return SEED_NONE;
+        reseed(s, NULL);
+        return SEED_FIRST;
+}
+
+bool seeder_wants_block(const Seeder *s) {
+        return !crng_is_seeded(s->crng) || reseed_due(s);
+}
+
+bool seeder_next_due(const Seeder *s, uint64_t *ret_usec) {
+        uint64_t at;
+
+        if (!s->pending)
+                return false;
+        if (due_at(s, &at))
+                at = seeder_now(s);
+        if (ret_usec)
+                *ret_usec = at;
+        return true;
+}
+
+void seeder_set_min_interval(Seeder *s, uint64_t min_interval_usec) {
+        s->params.min_interval_usec = min_interval_usec;
+}
+
+void seeder_get_stats(const Seeder *s, SeederStats *ret) {
+        *ret = s->stats;
+        ret->pending = s->pending != 0;
+}

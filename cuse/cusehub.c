@@ -1,0 +1,148 @@
+/* cusehub.c - the hub: the devices' shared state (store, CRNG, seeder,
+ * scratch), the pump that serves what the store holds (the CRNG's seed
+ * first, then the devices), the seeding notifications, demand, shutdown.
+ * It knows the kinds of device only through their CuseDevOps.
+ *
+ * Invariants: the seeder is pumped before any device; the scratch buffer is
+ * the only place output bytes sit, and it is erased after use; after
+ * cusehub_shutdown() nothing is served and every waiting read was answered.
+ * Flow: store -> seeder -> crng -> [hub] -> devices -> kernel. */
+#include "cusedev-internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool/secret.h"
+
+/* ------------------------------------------------------------------ */
+/* hub                                                                 */
+
+static bool limits_valid(const CuseHubLimits *l) {
+        return l->max_parked > 0 && l->max_parked_per_uid > 0 && l->max_parked_per_uid < l->max_parked &&
+               l->max_open_per_uid > 0;
+}
+
+int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *seeder,
+                const CuseHubCallbacks *cb, CuseHub **ret) {
+        CuseHub *hub;
+
+        if (!params || !store || !crng || !seeder || !ret || !limits_valid(&params->limits))
+                return -EINVAL;
+        hub = calloc(1, sizeof(*hub));
+        if (!hub)
+                return -ENOMEM;
+        hub->params = *params;
+        if (params->proc_root) {
+                hub->proc_root = strdup(params->proc_root);
+                if (!hub->proc_root) {
+                        free(hub);
+                        return -ENOMEM;
+                }
+        }
+        hub->params.proc_root = hub->proc_root;
+        hub->store = store;
+        hub->crng = crng;
+        hub->seeder = seeder;
+        if (cb)
+                hub->cb = *cb;
+        hub->trng_open = true;
+        hub->scratch = secret_alloc(CUSE_MAX_REPLY);
+        if (!hub->scratch) {
+                free(hub->proc_root);
+                free(hub);
+                return -ENOMEM;
+        }
+        *ret = hub;
+        return 0;
+}
+
+CuseHub *cusehub_free(CuseHub *hub) {
+        if (!hub)
+                return NULL;
+        for (size_t i = 0; i < hub->n_devs; i++)
+                cusedev_free(hub->devs[i]);
+        secret_free(hub->scratch);
+        free(hub->proc_root);
+        free(hub);
+        return NULL;
+}
+
+CuseDev *cusehub_device(CuseHub *hub, size_t i) {
+        return i < hub->n_devs ? hub->devs[i] : NULL;
+}
+
+void cusehub_demand_changed(CuseHub *hub) {
+        if (hub->cb.demand)
+                hub->cb.demand(hub->cb.userdata);
+}
+
+void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error) {
+        if (hub->cb.event)
+                hub->cb.event(hub->cb.userdata, dev, event, error);
+}
+
+void cusehub_seeded(CuseHub *hub, SeedResult result) {
+        if (result == SEED_NONE)
+                return;
+        if (result == SEED_FIRST) {
+                for (size_t i = 0; i < hub->n_devs; i++)
+                        if (hub->devs[i]->ops->seeded)
+                                hub->devs[i]->ops->seeded(hub->devs[i]);
+                cusehub_event(hub, NULL, CUSE_EVENT_SEEDED, 0);
+        }
+        /* A seed taken may end the demand it made. */
+        cusehub_demand_changed(hub);
+}
+
+void cusehub_seed_if_due(CuseHub *hub) {
+        cusehub_seeded(hub, seeder_pump(hub->seeder));
+}
+
+int cusehub_set_limits(CuseHub *hub, const CuseHubLimits *limits) {
+        if (!limits_valid(limits))
+                return -EINVAL;
+        hub->params.limits = *limits;
+        return 0;
+}
+
+void cusehub_set_trng_open(CuseHub *hub, bool open) {
+        if (hub->trng_open == open)
+                return;
+        hub->trng_open = open;
+        if (open)
+                cusehub_pump(hub);
+}
+
+bool cusehub_wants_blocks(const CuseHub *hub) {
+        if (hub->shutting_down)
+                return false;
+        if (seeder_wants_block(hub->seeder))
+                return true;
+        for (size_t i = 0; i < hub->n_devs; i++)
+                if (hub->devs[i]->ops->wants_blocks && hub->devs[i]->ops->wants_blocks(hub->devs[i]))
+                        return true;
+        return false;
+}
+
+void cusehub_pump(CuseHub *hub) {
+        if (hub->shutting_down)
+                return;
+        /* CRNG seeds come first: readers of the drop-ins must never wait on
+         * /dev/truerandom's readers (DESIGN §5, §6). */
+        cusehub_seed_if_due(hub);
+        for (size_t i = 0; i < hub->n_devs; i++)
+                if (hub->devs[i]->ops->pump)
+                        hub->devs[i]->ops->pump(hub->devs[i]);
+}
+
+void cusehub_shutdown(CuseHub *hub, int err) {
+        hub->shutting_down = true;
+        hub->shutdown_err = err;
+        for (size_t i = 0; i < hub->n_devs; i++) {
+                CuseDev *dev = hub->devs[i];
+                cusedev_fail_parked(dev, err);
+                /* Pollers re-poll and then see the error or POLLERR. */
+                cusedev_notify_pollers(dev);
+        }
+}
