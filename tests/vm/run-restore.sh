@@ -190,27 +190,9 @@ run_config() {
 # ------------------------------------------------------------------
 # what each copy read, and the verdicts
 
-# Checks that fail until the seeding policy of issue 14 lands (it rekeys the
-# CRNG from getrandom() at once on a generation change; today the CRNG waits
-# for a fresh block, and the copies serve the original's keystream until
-# then). Reported XFAIL; one that passes is XPASS and fails the run, so that
-# it is taken off this list.
-expected_to_fail=" dropin-copies-differ "
-
 failed=0
 check() {
         local what=$1 ok=$2 detail=$3
-        case "$expected_to_fail" in
-        *" ${what##*/} "*)
-                if [ "$ok" = 1 ]; then
-                        echo "CHECK $what: XPASS (take it off expected_to_fail in run-restore.sh) $detail"
-                        failed=1
-                else
-                        echo "CHECK $what: XFAIL (until issue 14's seeding policy) $detail"
-                fi
-                return
-                ;;
-        esac
         if [ "$ok" = 1 ]; then
                 echo "CHECK $what: PASS $detail"
         else
