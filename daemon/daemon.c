@@ -758,12 +758,17 @@ static int start_watchers(Daemon *d) {
                 return log_error_errno(r, "VM fork detection");
         vmgen_get_stats(d->vmgen, &st);
         if (st.detection == VMGEN_AVAILABLE || st.detection == VMGEN_NO_DEVICE)
-                log_info("vm fork detection: %s%s%s", vmgen_describe(&st, why, sizeof(why)),
-                         st.device[0] ? ", device " : "", st.device);
+                log_info("vm fork detection: %s%s%s%s", vmgen_describe(&st, why, sizeof(why)),
+                         st.device[0] ? ", device " : "", st.device,
+                         st.kmsg_inherited ? ", kernel log from standard input" : "");
         else
                 log_warning("vm fork detection: %s: a clone or restored snapshot of this machine would hand out "
-                            "the same stored blocks and CRNG output as the original until the next reseed",
-                            vmgen_describe(&st, why, sizeof(why)));
+                            "the same stored blocks and CRNG output as the original until the next reseed%s",
+                            vmgen_describe(&st, why, sizeof(why)),
+                            st.kmsg_error == -EPERM || st.kmsg_error == -EACCES
+                                    ? " (start truerandomd as root, or under systemd with "
+                                      "StandardInput=file:/dev/kmsg and DeviceAllow=/dev/kmsg r, as its unit does)"
+                                    : "");
         if (st.uevent_error && st.detection != VMGEN_NO_DEVICE)
                 log_debug("vmgenid uevents not watched: %s", strerror(-st.uevent_error));
         return 0;
@@ -1206,8 +1211,8 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         r = create_collectors(d);
         if (r >= 0)
                 r = daemon_check_credited(d);
-        /* Before privileges go: the kernel log needs CAP_SYSLOG to open
-         * under dmesg_restrict, unless systemd passed it in. */
+        /* Before privileges go: under dmesg_restrict the kernel log takes
+         * CAP_SYSLOG to open, unless systemd passed it in (vmgenid.h). */
         if (r >= 0)
                 r = start_watchers(d);
         if (r < 0)

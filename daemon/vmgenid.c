@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,22 +196,51 @@ static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         return 0;
 }
 
-static int open_kmsg(void) {
-        int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+/* The kernel log systemd opened for the daemon: StandardInput=file:/dev/kmsg
+ * is opened by the service manager, as root and before the sandbox and
+ * User= apply, and under dmesg_restrict it is the only way a daemon
+ * without CAP_SYSLOG reads the log (an open file is not checked again).
+ * Taken only when fd 0 is that character device (1:11); fd 0 then reads
+ * /dev/null, so nothing else reads the log by mistake. -ENOENT: it is not. */
+static int adopt_stdin_kmsg(void) {
+        struct stat st;
+        int fd, null;
 
+        if (fstat(STDIN_FILENO, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 11))
+                return -ENOENT;
+        fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
                 return -errno;
-        /* Only what happens from now on. */
-        if (lseek(fd, 0, SEEK_END) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
+        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null >= 0) {
+                (void)dup2(null, STDIN_FILENO);
+                close(null);
         }
         return fd;
 }
 
+/* The kernel log, non-blocking and from its end: only what happens from
+ * now on. */
+static int open_kmsg(bool *ret_inherited) {
+        int fd = adopt_stdin_kmsg(), flags, r;
+        bool inherited = fd >= 0;
+
+        if (fd == -ENOENT && (fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+                return -errno;
+        if (fd < 0)
+                return fd;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 || lseek(fd, 0, SEEK_END) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        *ret_inherited = inherited;
+        return fd;
+}
+
 static int start_kmsg(Vmgen *g, sd_event *event, const VmgenParams *p) {
-        int fd = p->open_kmsg ? p->open_kmsg(p->open_userdata) : open_kmsg();
+        int fd = p->open_kmsg ? p->open_kmsg(p->open_userdata) : open_kmsg(&g->stats.kmsg_inherited);
         int r;
 
         if (fd < 0)
@@ -295,6 +325,12 @@ int vmgen_new(sd_event *event, const VmgenParams *params, VmgenFn fn, void *user
                         g->monitor = sd_device_monitor_unref(g->monitor);
                         g->stats.uevent_error = r;
                 }
+        } else if (!p.open_kmsg) {
+                /* Nothing to watch: a kernel log systemd passed in is not
+                 * kept open for nothing. */
+                int fd = adopt_stdin_kmsg();
+                if (fd >= 0)
+                        close(fd);
         }
         *ret = g;
         return 0;

@@ -19,8 +19,12 @@
  * numbers: a vmgenid device in sysfs (an ACPI device whose ids include
  * VMGENCTR or VM_GEN_COUNTER, or a "microsoft,vmgenid" device-tree node),
  * its driver bound to it (bus/acpi or bus/platform drivers/vmgenid), and
- * /dev/kmsg opened (with dmesg_restrict, as on Debian, that takes
- * CAP_SYSLOG, so it is opened at start before privileges are dropped).
+ * the kernel log open. With dmesg_restrict (Debian's default) opening
+ * /dev/kmsg takes CAP_SYSLOG, which the daemon never keeps: under systemd
+ * the unit has the service manager open it as standard input
+ * (StandardInput=file:/dev/kmsg, opened as root before User= applies) and
+ * the watcher takes it from fd 0; started by hand as root, the daemon
+ * starts the watcher before it gives up root.
  *
  * A record lost to a log overrun may have been a change: that is reported
  * too (VMGEN_EVENT_MAYBE), and the daemon acts on it as on a change.
@@ -63,7 +67,9 @@ typedef void (*VmgenFn)(void *userdata, VmgenEvent event, VmgenChannel via);
 typedef struct VmgenParams {
         const char *sysfs;    /* NULL: /sys */
         /* Opens the kernel log: an fd that returns one record per read()
-         * (non-blocking), or -errno. NULL: /dev/kmsg, from its end. */
+         * (non-blocking), or -errno. NULL: fd 0 if it is /dev/kmsg (as
+         * systemd passes it; fd 0 then reads /dev/null), else /dev/kmsg;
+         * from its end either way. */
         int (*open_kmsg)(void *userdata);
         void *open_userdata;
         bool uevents;         /* also watch uevents through sd-device */
@@ -74,6 +80,7 @@ typedef struct VmgenStats {
         char device[64];          /* sysfs name of the device; "" when none */
         bool channel[_VMGEN_CHANNEL_MAX];  /* watched */
         int kmsg_error;           /* why the kernel log is not watched: -errno, or 0 */
+        bool kmsg_inherited;      /* taken from fd 0, where systemd opened it */
         int uevent_error;         /* why uevents are not watched: -errno (-ENOENT: no
                                    * udev), or 0 */
         uint64_t changes;         /* VMGEN_EVENT_CHANGED reported */

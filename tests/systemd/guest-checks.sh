@@ -610,7 +610,8 @@ end 10-nosource
 # 11. not root: every thread of the running daemon (a raw export's among
 # them) has non-zero uids and gids, no capability in any set, no_new_privs
 # (undropped-threads, shared with the vm suite, says which is not);
-# udev gave the daemon's group /dev/cuse; its state directory is its own.
+# udev gave the daemon's group /dev/cuse; its state directory is its own;
+# it reads the kernel log systemd opened for it.
 
 begin
 pid=$(prop $UNIT MainPID)
@@ -633,6 +634,16 @@ journal_since 0 | grep -q 'set up: running as user truerandomd' || problem "no '
 mode_is /dev/cuse "660 root:truerandomd" || problem "/dev/cuse is $(mode_of /dev/cuse)"
 mode_is /var/lib/truerandomd "700 truerandomd:truerandomd" || problem "/var/lib/truerandomd is $(mode_of /var/lib/truerandomd)"
 note "user $user; /dev/cuse $(mode_of /dev/cuse); /var/lib/truerandomd $(mode_of /var/lib/truerandomd)"
+# The kernel log without CAP_SYSLOG: systemd opened it as standard input
+# (StandardInput=file:/dev/kmsg); the daemon took it from fd 0, which now
+# reads /dev/null, and holds it on a descriptor of its own.
+fd0=$(readlink /proc/"$pid"/fd/0)
+kmsg=$(find /proc/"$pid"/fd -lname /dev/kmsg 2>/dev/null | wc -l)
+[ "$fd0" = /dev/null ] || problem "fd 0 is '$fd0', not /dev/null"
+[ "$kmsg" = 1 ] || problem "$kmsg descriptors on /dev/kmsg, not 1"
+journal_since 0 | grep -q 'vm fork detection: available.*kernel log from standard input' ||
+        problem "no 'vm fork detection: available ..., kernel log from standard input' line"
+note "kernel log: fd 0 $fd0, $kmsg descriptor on /dev/kmsg, taken from standard input ($(prop $UNIT StandardInput))"
 end 11-nonroot
 
 # ------------------------------------------------------------------

@@ -5,11 +5,13 @@
  * that cannot be opened), the kernel's VM-fork record is reported once per
  * record and nothing else is, a record a user wrote is not the kernel's, and
  * lost records (EPIPE, injected by wrapping read) are reported as a
- * possible change. */
+ * possible change. And the kernel log as systemd passes it (fd 0, opened
+ * from /dev/kmsg), which is taken only when it is that device. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -303,6 +306,126 @@ static void test_kernel_log_ends(void **state) {
         vmgen_free(g);
 }
 
+/* ------------------------------------------------------------------ */
+/* the kernel log on fd 0, as systemd's StandardInput=file:/dev/kmsg    */
+
+static bool is_chr(int fd, unsigned maj, unsigned min) {
+        struct stat st;
+
+        return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(maj, min);
+}
+
+/* Puts the real /dev/kmsg on fd 0, opened as systemd opens it (blocking,
+ * inheritable); the old fd 0 is returned for restore_stdin(). Skips the
+ * test where /dev/kmsg cannot be read (dmesg_restrict without root): there
+ * is nothing to stand in for what systemd opens as root then. */
+static int kmsg_on_stdin(void) {
+        int saved = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), k = open("/dev/kmsg", O_RDONLY);
+
+        assert_true(saved >= 0);
+        if (k < 0) {
+                close(saved);
+                skip();
+        }
+        assert_int_equal(dup2(k, STDIN_FILENO), STDIN_FILENO);
+        close(k);
+        return saved;
+}
+
+static void restore_stdin(int saved) {
+        assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+        close(saved);
+}
+
+/* The fd the watcher reads the kernel log from: the one /dev/kmsg among
+ * this process's, fd 0 aside; -1 if none. */
+static int kmsg_fd(void) {
+        for (int fd = 3; fd < 256; fd++)
+                if (is_chr(fd, 1, 11))
+                        return fd;
+        return -1;
+}
+
+static void test_kernel_log_from_stdin(void **state) {
+        Fixture *f = *state;
+        int saved, fd;
+        VmgenStats st;
+        char buf[160];
+        Vmgen *g = NULL;
+
+        close(f->kmsg[0]);
+        saved = kmsg_on_stdin();
+        add_device(f);
+        bind_driver(f, "acpi");
+        assert_int_equal(kmsg_fd(), -1);
+        assert_int_equal(vmgen_new(f->event, &(VmgenParams){ .sysfs = f->root }, on_change, f, &g), 0);
+        vmgen_get_stats(g, &st);
+        assert_int_equal(st.detection, VMGEN_AVAILABLE);
+        assert_true(st.kmsg_inherited);
+        assert_string_equal(vmgen_describe(&st, buf, sizeof(buf)), "available (kernel log)");
+        /* Taken: fd 0 reads /dev/null now, and the watcher's copy is
+         * non-blocking (a blocking one would hang the loop on the first
+         * read after the last record) and not inherited by a child. */
+        assert_true(is_chr(STDIN_FILENO, 1, 3));
+        fd = kmsg_fd();
+        assert_true(fd >= 0);
+        assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+        assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        drain(f);
+        vmgen_free(g);
+        assert_int_equal(kmsg_fd(), -1);
+        restore_stdin(saved);
+}
+
+/* No device: a kernel log passed in is closed, not kept for nothing. */
+static void test_kernel_log_from_stdin_unneeded(void **state) {
+        Fixture *f = *state;
+        int saved;
+        VmgenStats st;
+        Vmgen *g = NULL;
+
+        close(f->kmsg[0]);
+        saved = kmsg_on_stdin();
+        assert_int_equal(vmgen_new(f->event, &(VmgenParams){ .sysfs = f->root }, on_change, f, &g), 0);
+        vmgen_get_stats(g, &st);
+        assert_int_equal(st.detection, VMGEN_NO_DEVICE);
+        assert_false(st.kmsg_inherited);
+        assert_true(is_chr(STDIN_FILENO, 1, 3));
+        assert_int_equal(kmsg_fd(), -1);
+        vmgen_free(g);
+        restore_stdin(saved);
+}
+
+/* fd 0 that is not /dev/kmsg (a terminal, a pipe: a start by hand) is left
+ * alone; the watcher opens /dev/kmsg itself, which works as root only. */
+static void test_stdin_not_kernel_log(void **state) {
+        Fixture *f = *state;
+        int saved = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), p[2];
+        struct stat st0;
+        VmgenStats st;
+        Vmgen *g = NULL;
+
+        close(f->kmsg[0]);
+        assert_true(saved >= 0);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        assert_int_equal(dup2(p[0], STDIN_FILENO), STDIN_FILENO);
+        add_device(f);
+        bind_driver(f, "platform");
+        assert_int_equal(vmgen_new(f->event, &(VmgenParams){ .sysfs = f->root }, on_change, f, &g), 0);
+        vmgen_get_stats(g, &st);
+        assert_false(st.kmsg_inherited);
+        assert_int_equal(fstat(STDIN_FILENO, &st0), 0);
+        assert_true(S_ISFIFO(st0.st_mode));
+        if (access("/dev/kmsg", R_OK) == 0 && st.detection == VMGEN_AVAILABLE)
+                assert_true(kmsg_fd() >= 0);
+        else
+                assert_int_equal(st.detection, VMGEN_NO_CHANNEL);
+        vmgen_free(g);
+        close(p[0]);
+        close(p[1]);
+        restore_stdin(saved);
+}
+
 static void test_arguments(void **state) {
         Fixture *f = *state;
         Vmgen *g = NULL;
@@ -322,6 +445,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_available_platform_driver, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_log_ends, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kernel_log_from_stdin, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kernel_log_from_stdin_unneeded, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stdin_not_kernel_log, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_arguments, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
