@@ -407,6 +407,14 @@ static bool collector_sleep(Collector *c, unsigned ms) {
         return stop;
 }
 
+/* Whether the source has a health test to pass before it is credited
+ * again: its startup test (at start, after a reload restarted it, after an
+ * intermittent failure), or the running check's clean windows after a
+ * stop. The sampling thread owns both states. */
+static bool collector_owes_test(const Collector *c) {
+        return c->health.startup_left > 0 || online_stopped(&c->online);
+}
+
 static void *collector_thread(void *userdata) {
         Collector *c = userdata;
         unsigned backoff = 0;
@@ -414,7 +422,7 @@ static void *collector_thread(void *userdata) {
         while (!collector_stopping(c)) {
                 ssize_t r;
 
-                r = store_wait_for_demand(c->store);
+                r = store_wait_for_demand(c->store, collector_owes_test(c));
                 if (r == -EINTR)
                         continue; /* kicked: check whether we are to stop */
                 if (r < 0 || collector_stopping(c))

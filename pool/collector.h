@@ -2,7 +2,10 @@
  * health tests, condition, and put full-entropy blocks into the store.
  *
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
- * store burns no CPU. A finished block reaches the store only once every
+ * store burns no CPU. A source that owes a health test (startup, the
+ * running check's way back) also runs when the loop asks for blocks with
+ * the store full: its test's samples are never stored, and readers may be
+ * waiting for it to pass (a source a reload restarted). A finished block reaches the store only once every
  * health-test window and run over its samples has closed clean. On an
  * intermittent health failure it discards its partial and waiting blocks,
  * purges its unserved blocks from the store and re-runs the startup test; on

@@ -74,8 +74,11 @@ static void add_or_abort(uint64_t *total, uint64_t x) {
 
 /* Hysteresis: once below low_water the collectors fill the store up, so a
  * burst of readers finds it full rather than just above the mark. */
-static bool store_demand_locked(const Store *s) {
-        return !s->shutdown && s->fill < s->capacity && (s->demand || s->refilling || s->fill < s->low_water);
+static bool store_demand_locked(const Store *s, bool testing) {
+        if (s->shutdown)
+                return false;
+        return (testing && s->demand) ||
+               (s->fill < s->capacity && (s->demand || s->refilling || s->fill < s->low_water));
 }
 
 static void store_update_refilling(Store *s) {
@@ -290,13 +293,13 @@ void store_set_demand(Store *s, bool on) {
         store_unlock(s);
 }
 
-int store_wait_for_demand(Store *s) {
+int store_wait_for_demand(Store *s, bool testing) {
         uint64_t kicks;
         int r;
 
         store_lock(s);
         kicks = s->kicks;
-        while (!s->shutdown && !store_demand_locked(s) && s->kicks == kicks)
+        while (!s->shutdown && !store_demand_locked(s, testing) && s->kicks == kicks)
                 if (pthread_cond_wait(&s->demand_changed, &s->lock) != 0)
                         abort();
         r = s->shutdown ? -ESHUTDOWN : s->kicks != kicks ? -EINTR : 0;
@@ -315,7 +318,7 @@ bool store_has_demand(Store *s) {
         bool demand;
 
         store_lock(s);
-        demand = store_demand_locked(s);
+        demand = store_demand_locked(s, false);
         store_unlock(s);
         return demand;
 }

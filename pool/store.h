@@ -76,8 +76,13 @@ void store_set_demand(Store *s, bool on);
 
 /* Collectors: blocks until there is demand (demand set, or fill < low_water,
  * and the store not full) and returns 0, or returns -ESHUTDOWN, or -EINTR
- * after a store_kick(). */
-int store_wait_for_demand(Store *s);
+ * after a store_kick(). testing: the caller's source owes a health test
+ * (its startup test, or the running check's way back) whose samples are
+ * never stored; then the loop's demand counts even with the store full.
+ * Until such a source has passed, what is stored may not be served (a
+ * source a reload restarted), so a full store must not keep it from the
+ * test readers are waiting for. */
+int store_wait_for_demand(Store *s, bool testing);
 
 /* Makes every waiter in store_wait_for_demand() return -EINTR once, so one
  * collector can be stopped without shutting the store down. */

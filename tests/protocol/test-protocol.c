@@ -1712,6 +1712,55 @@ static void wait_sources_rest(Harness *h) {
         }
 }
 
+/* A reload that restarts the only credited source while the store is full:
+ * the new collector owes its startup test, and /dev/truerandom serves only
+ * once it passed. A full store gave the collector no demand, so the test
+ * never ran and a reader waited for ever (the vm-restore guest had to read
+ * a block before its reload to get by). Now the reader's demand runs the
+ * test, and the reader is served from the store. The store is made exactly
+ * full first: drained below low water, it refills to the top. */
+static void test_reload_restarts_source_full_store(void **state) {
+        Harness *h = harness_new();
+        char *error = NULL;
+        uint8_t buf[32];
+        CtlStatus *j;
+        FkFile nb;
+        FkMsg m;
+        int64_t u;
+
+        write_conf(h, "[pool]\nstore_blocks = 16\nlow_water = 4\n");
+        config_done(&h->config);
+        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
+        h->use_conf_file = true;
+        assert_int_equal(harness_start(h), 0);
+        wait_seeded(h);
+        nb = h->trng;
+        nb.flags |= O_NONBLOCK;
+        while (store_number(h, "fill") >= 4)
+                assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), 32);
+        wait_sources_rest(h);
+        assert_true(store_number(h, "fill") == 16);
+
+        /* Another rate ([source.file], which write_conf() ends in): the
+         * source restarts from its startup test. */
+        write_conf(h, "rate = 1000000\n[pool]\nstore_blocks = 16\nlow_water = 4\n");
+        assert_int_equal(kill(getpid(), SIGHUP), 0);
+        j = wait_reload_status(h, 1);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(ctl_status_root(j), "reload"), "result"), "ok");
+        ctl_status_free(j);
+
+        u = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 32, 0);
+        assert_true(u > 0);
+        assert_int_equal(fk_expect_reply(h->fk[CUSEDEV_TRNG], (uint64_t)u, 10000, &m), 0);
+        assert_int_equal(m.error, 0);
+        assert_int_equal(m.len, 32);
+        j = control_status(h);
+        assert_true(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
+        assert_string_equal(ctl_status_get_string(file_source(j), "state"), "healthy");
+        ctl_status_free(j);
+        harness_free(h);
+}
+
 /* What one run of ioctls did to the blocks and how long it took. */
 typedef struct Storm {
         double reader_blocks; /* blocks that reached /dev/truerandom readers */
@@ -2086,6 +2135,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_parked_per_uid, teardown),
                 cmocka_unit_test_teardown(test_open_files_per_uid, teardown),
                 cmocka_unit_test_teardown(test_vm_generation_change_purges_store, teardown),
+                cmocka_unit_test_teardown(test_reload_restarts_source_full_store, teardown),
         };
         sigset_t ss;
         int r;

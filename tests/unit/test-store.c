@@ -247,6 +247,7 @@ static void test_put_after_purge_all_is_stale(void **state) {
 
 typedef struct Waiter {
         Store *store;
+        bool testing;
         pthread_t thread;
         pthread_mutex_t lock;
         pthread_cond_t cond;
@@ -256,7 +257,7 @@ typedef struct Waiter {
 
 static void *waiter_run(void *p) {
         Waiter *w = p;
-        int r = store_wait_for_demand(w->store);
+        int r = store_wait_for_demand(w->store, w->testing);
 
         pthread_mutex_lock(&w->lock);
         w->r = r;
@@ -266,10 +267,11 @@ static void *waiter_run(void *p) {
         return NULL;
 }
 
-static void waiter_start(Waiter *w, Store *s) {
+/* testing: a collector whose source owes a health test. */
+static void waiter_start(Waiter *w, Store *s, bool testing) {
         pthread_condattr_t attr;
 
-        *w = (Waiter) { .store = s };
+        *w = (Waiter) { .store = s, .testing = testing };
         assert_int_equal(pthread_mutex_init(&w->lock, NULL), 0);
         assert_int_equal(pthread_condattr_init(&attr), 0);
         assert_int_equal(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC), 0);
@@ -310,7 +312,7 @@ static int waiter_join(Waiter *w) {
 
 static void test_demand(void **state) {
         uint8_t block[STORE_BLOCK_SIZE];
-        Waiter w;
+        Waiter w, t;
         Store *s;
 
         assert_int_equal(store_new(4, 2, &s), 0);
@@ -318,7 +320,7 @@ static void test_demand(void **state) {
         /* Below low water collectors run without being asked, and go on
          * past it until the store is full. */
         assert_true(store_has_demand(s));
-        waiter_start(&w, s);
+        waiter_start(&w, s, false);
         assert_int_equal(waiter_join(&w), 0);
 
         put_tagged(s, 1, 1);
@@ -336,7 +338,7 @@ static void test_demand(void **state) {
         assert_false(store_has_demand(s));
 
         /* At low water, idle until asked. */
-        waiter_start(&w, s);
+        waiter_start(&w, s, false);
         assert_false(waiter_returned(&w, 100));
         store_set_demand(s, true);
         assert_int_equal(waiter_join(&w), 0);
@@ -345,7 +347,19 @@ static void test_demand(void **state) {
         put_tagged(s, 3, 1);
         put_tagged(s, 4, 1);
         assert_false(store_has_demand(s));
-        waiter_start(&w, s);
+        waiter_start(&w, s, false);
+        assert_false(waiter_returned(&w, 100));
+        /* But a source that owes its startup test runs it: its samples are
+         * not stored, and what is stored may wait for it (a reload
+         * restarted it). Only when asked, though: full and no demand, it
+         * rests too. */
+        waiter_start(&t, s, true);
+        assert_int_equal(waiter_join(&t), 0);
+        store_set_demand(s, false);
+        waiter_start(&t, s, true);
+        assert_false(waiter_returned(&t, 100));
+        store_set_demand(s, true);
+        assert_int_equal(waiter_join(&t), 0);
         assert_false(waiter_returned(&w, 100));
         assert_int_equal(store_take(s, block, 32), 0);
         assert_int_equal(waiter_join(&w), 0);
@@ -353,7 +367,7 @@ static void test_demand(void **state) {
         /* Purging a failed source's blocks reopens the store to others. */
         store_set_demand(s, false);
         assert_false(store_has_demand(s));
-        waiter_start(&w, s);
+        waiter_start(&w, s, false);
         assert_false(waiter_returned(&w, 100));
         assert_int_equal(store_purge(s, 1), 3);
         assert_int_equal(waiter_join(&w), 0);
@@ -368,18 +382,19 @@ static void test_demand(void **state) {
         assert_int_equal(store_take(s, block, 32), 0);
         assert_int_equal(store_take(s, block, 32), 0);
         assert_false(store_has_demand(s));
-        waiter_start(&w, s);
+        waiter_start(&w, s, false);
         assert_false(waiter_returned(&w, 100));
         store_kick(s);
         assert_int_equal(waiter_join(&w), -EINTR);
         assert_false(store_has_demand(s));
 
         /* Shutdown releases a waiting collector and refuses more blocks. */
-        waiter_start(&w, s);
+        waiter_start(&w, s, false);
         assert_false(waiter_returned(&w, 100));
         store_shutdown(s);
         assert_int_equal(waiter_join(&w), -ESHUTDOWN);
-        assert_int_equal(store_wait_for_demand(s), -ESHUTDOWN);
+        assert_int_equal(store_wait_for_demand(s, false), -ESHUTDOWN);
+        assert_int_equal(store_wait_for_demand(s, true), -ESHUTDOWN);
         assert_false(store_has_demand(s));
         make_block(block, 7);
         assert_int_equal(store_put(s, block, CREDIT, 2, store_epoch(s)), -ESHUTDOWN);
