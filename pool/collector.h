@@ -5,11 +5,11 @@
  * store burns no CPU. A source that owes a health test (startup, the
  * running check's way back) also runs when the loop asks for blocks with
  * the store full: its test's samples are never stored, and readers may be
- * waiting for it to pass (a source a reload restarted). A finished block reaches the store only once every
- * health-test window and run over its samples has closed clean. On an
- * intermittent health failure it discards its partial and waiting blocks,
- * purges its unserved blocks from the store and re-runs the startup test; on
- * a permanent one it stops for good. After a store_purge_all() (a cloned
+ * waiting for it to pass (a source a reload restarted). A finished block
+ * reaches the store only once every health-test window and run over its
+ * samples has closed clean. On an intermittent health failure it discards
+ * its partial and waiting blocks, purges its unserved blocks from the store
+ * and re-runs the startup test; on a permanent one it stops for good. After a store_purge_all() (a cloned
  * machine) its partial and waiting blocks start afresh: no sample read
  * before the purge reaches a block. The running check (online.h) watches
  * every sample too: when it stops crediting, the same discard and purge
