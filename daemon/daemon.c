@@ -194,7 +194,10 @@ static void log_running_check(const char *name, uint32_t credit, const OnlineSta
         char why[96];
 
         if (now->stops > was->stops) {
-                if (now->last_max > now->cutoff_stop)
+                /* Why it stopped is the stopping window's: later windows
+                 * may have ended before the loop looked. */
+                h = online_estimate_bits(now->stop_max);
+                if (now->stop_max > now->cutoff_stop)
                         snprintf(why, sizeof(why), "below its credit (%.3f)", c);
                 else
                         snprintf(why, sizeof(why), "below twice its credit (%.3f) for %u windows in a row", bound,

@@ -64,6 +64,7 @@ OnlineEvent online_window_end(OnlineCheck *o) {
         if (below_credit || o->flagged_run >= ONLINE_STOP_WINDOWS) {
                 s->state = ONLINE_STOPPED;
                 s->stops++;
+                s->stop_max = max;
                 o->clean_run = 0;
                 return ONLINE_EVENT_STOP;
         }

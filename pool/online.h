@@ -59,6 +59,7 @@ typedef struct OnlineStats {
         uint32_t last_max;       /* the last window's most common count; 0 before the first */
         uint32_t cutoff_flag;    /* a count above this: below 2 x credit */
         uint32_t cutoff_stop;    /* a count above this: below the credit */
+        uint32_t stop_max;       /* the most common count of the window that last stopped it; 0: none */
         uint64_t windows, flagged, stops;
 } OnlineStats;
 

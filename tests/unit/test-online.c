@@ -75,6 +75,7 @@ static void test_inside_bound_never_flagged(void **state) {
 }
 
 static void test_outside_bound_stopped_then_resumes(void **state) {
+        uint32_t stop_max;
         OnlineCheck o;
 
         rng = 0x5eed;
@@ -85,8 +86,15 @@ static void test_outside_bound_stopped_then_resumes(void **state) {
         }
         assert_int_equal(feed_window(&o, 52000), ONLINE_EVENT_STOP);
         assert_true(online_stopped(&o));
-        /* A good window between bad ones does not resume it. */
+        stop_max = o.stats.stop_max;
+        assert_true(stop_max > o.stats.cutoff_flag && stop_max <= o.stats.cutoff_stop);
+        assert_int_equal(o.stats.last_max, stop_max);
+        /* A good window between bad ones does not resume it, and does not
+         * change what the stop is reported by: whoever looks later (the
+         * loop logs after the fact) still sees the stopping window. */
         assert_int_equal(feed_window(&o, 0), ONLINE_EVENT_WINDOW);
+        assert_int_equal(o.stats.stop_max, stop_max);
+        assert_true(o.stats.last_max < o.stats.cutoff_flag);
         assert_int_equal(feed_window(&o, 52000), ONLINE_EVENT_WINDOW);
         for (unsigned w = 1; w < ONLINE_RECOVER_WINDOWS; w++)
                 assert_int_equal(feed_window(&o, 0), ONLINE_EVENT_WINDOW);
