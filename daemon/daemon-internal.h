@@ -1,5 +1,7 @@
-/* daemon-internal.h - the Daemon's parts, shared by daemon.c (wiring and
- * loop) and status.c (the status report). Nothing else includes it. */
+/* daemon-internal.h - the Daemon's parts, shared by the files of the daemon
+ * library: daemon.c (wiring, loop, life cycle) and the files named in the
+ * sections below, each declaring what the others call. Nothing else
+ * includes it. */
 #pragma once
 
 #include <stdint.h>
@@ -135,3 +137,11 @@ bool autocredit_status(Daemon *d, char *buf, size_t size);
  * assessment to a source's status object. */
 struct json_object;
 int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o);
+
+/* privileges.c */
+/* [daemon] user as the uid and gid to run as; else -errno and why in
+ * *ret_error ("FILE:LINE: ...", malloc'd). */
+int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, gid_t *ret_gid, char **ret_error);
+/* Gives up root and every capability (hooks.drop_privileges), first handing
+ * the daemon's own directories to the user it becomes. 0 or -errno (logged). */
+int daemon_drop_privileges(Daemon *d);

@@ -25,23 +25,16 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "config-build.h"
 #include "crng/crng.h"
 #include "log.h"
 #include "pool/collector.h"
 #include "pool/secret.h"
 #include "pool/store.h"
 #include "sourceconf.h"
-#include "privdrop.h"
 
 /* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
  * is opened, so at once in practice). */
 #define CUSE_INIT_TIMEOUT_MS 10000
-/* RLIMIT_MEMLOCK for the user truerandomd becomes, as LimitMEMLOCK= in the
- * unit: root locked its memory without limit, the user will not. */
-#define RUN_MEMLOCK (UINT64_C(64) << 20)
-/* truerandomd's own directory under /run (RuntimeDirectory= in the unit). */
-#define RUN_DIR RUNSTATEDIR "/truerandomd"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
@@ -446,28 +439,6 @@ int daemon_check_credited(Daemon *d) {
         return -ENOMEDIUM;
 }
 
-/* [daemon] user as uid and gid to run as, or why not ("FILE:LINE: ...",
- * malloc'd, in *ret_error). For --check-config and a start as root. */
-static int resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, gid_t *ret_gid, char **ret_error) {
-        char at[32] = "";
-        int r, n;
-
-        r = privdrop_resolve_user(c->user, ret_uid, ret_gid);
-        if (r >= 0)
-                return 0;
-        if (c->user_line)
-                snprintf(at, sizeof(at), ":%u", c->user_line);
-        if (r == -EPERM)
-                n = asprintf(ret_error, "%s%s: user '%s' is root or in root's group: truerandomd does not keep "
-                                        "root after set-up; name a system user of its own", path ? path : "defaults",
-                             at, c->user);
-        else
-                n = asprintf(ret_error, "%s%s: user '%s'%s does not exist (install the package, or create it with "
-                                        "systemd-sysusers or useradd --system)", path ? path : "defaults", at,
-                             c->user, c->user_line ? "" : " (the default of [daemon] user)");
-        return n < 0 ? -ENOMEM : r;
-}
-
 int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         bool runs[_CONFIG_SOURCE_MAX] = { 0 }, any = false;
         SourceState states[_CONFIG_SOURCE_MAX];
@@ -477,7 +448,7 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         gid_t gid;
         int r;
 
-        r = resolve_run_user(c, path, &uid, &gid, ret_error);
+        r = daemon_resolve_run_user(c, path, &uid, &gid, ret_error);
         if (r < 0)
                 return r;
         if (resolve_group(c->group, &gid) < 0) {
@@ -1021,55 +992,6 @@ static int complete_cuse_init(Daemon *d) {
         }
 }
 
-/* A directory of the daemon's own that it made as root goes to the user it
- * will run as, so that it can still remove what it creates there (the
- * control socket at exit). Only truerandomd's own directory under /run:
- * never a directory a custom socket path shares with others. Under systemd
- * RuntimeDirectory= and StateDirectory= make them the user's already. */
-static void own_directory(const char *dir, const Daemon *d) {
-        struct stat st;
-
-        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_uid == d->run_uid && st.st_gid == d->run_gid))
-                return;
-        if (chown(dir, d->run_uid, d->run_gid) < 0)
-                log_warning_errno(-errno, "%s: giving it to the user truerandomd runs as", dir);
-}
-
-/* Set-up is over: from here on no root, no capability, in any thread (there
- * is only this one yet). See privdrop.h. */
-static int drop_privileges(Daemon *d) {
-        const char *step = NULL;
-        PrivDrop p;
-        uid_t uid;
-        gid_t gid;
-        int r;
-
-        if (!d->hooks.drop_privileges)
-                return 0;
-        if (geteuid() == 0 && strncmp(d->config.socket_path, RUN_DIR "/", strlen(RUN_DIR "/")) == 0 &&
-            !strchr(d->config.socket_path + strlen(RUN_DIR "/"), '/'))
-                own_directory(RUN_DIR, d);
-        /* credit = auto writes its assessments there after the drop; its
-         * built-in directory is truerandomd's own (StateDirectory= under
-         * systemd), a configured one may be shared and stays as it is. */
-        if (geteuid() == 0 && strcmp(d->config.state_directory, STATEDIR) == 0)
-                own_directory(STATEDIR, d);
-        r = privdrop_apply(d->run_uid, d->run_gid, RUN_MEMLOCK, &p, &step);
-        if (r < 0)
-                return log_error_errno(r, "giving up root and capabilities failed while %s; not serving", step);
-        if (p.switched || (privdrop_resolve_user(d->config.user, &uid, &gid) == 0 && uid == p.uid))
-                log_info("set up: running as user %s (uid %u, gid %u), no capability, no_new_privs", d->config.user,
-                         (unsigned) p.uid, (unsigned) p.gid);
-        else
-                log_notice("set up: running as uid %u, gid %u, as started, no capability, no_new_privs "
-                           "([daemon] user %s applies to a start as root)", (unsigned) p.uid, (unsigned) p.gid,
-                           d->config.user);
-        if (p.bounding_kept)
-                log_notice("the capability bounding set could not be emptied without root; with no_new_privs "
-                           "nothing in it can be gained (truerandomd.service empties it)");
-        return 0;
-}
-
 int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
         uint8_t initial[CRNG_KEY_SIZE];
         uint64_t watchdog_usec = 0;
@@ -1099,7 +1021,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (d->hooks.drop_privileges && geteuid() == 0) {
                 _cleanup_free_ char *why = NULL;
 
-                r = resolve_run_user(&d->config, d->config_path, &d->run_uid, &d->run_gid, &why);
+                r = daemon_resolve_run_user(&d->config, d->config_path, &d->run_uid, &d->run_gid, &why);
                 if (r < 0) {
                         log_error("%s", why ? why : strerror(-r));
                         goto fail;
@@ -1232,7 +1154,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 r = complete_cuse_init(d);
         /* Before any other thread exists and before a byte is served. */
         if (r >= 0)
-                r = drop_privileges(d);
+                r = daemon_drop_privileges(d);
         if (r < 0)
                 goto fail;
 
