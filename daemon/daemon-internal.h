@@ -109,6 +109,12 @@ const char *daemon_source_error(int error);
 /* daemon.c */
 /* Wakes the loop from any thread (collectors, assessors). */
 void daemon_wake(void *userdata);
+/* STATUS= for systemd, at most once a second unless the state changed. */
+void daemon_update_status(Daemon *d);
+/* READY=1 once every device is up and the CRNG seeded. */
+void daemon_check_ready(Daemon *d);
+/* The hint a refusal gets when truerandomd did not start as root ("" else). */
+const char *daemon_not_root_hint(int r);
 /* Creates source i's collector at the credit decided for it (none when
  * that is 0) and starts it if the sources run. 0 or -errno (logged). */
 int daemon_source_start(Daemon *d, ConfigSource i);
@@ -145,3 +151,17 @@ int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, g
 /* Gives up root and every capability (hooks.drop_privileges), first handing
  * the daemon's own directories to the user it becomes. 0 or -errno (logged). */
 int daemon_drop_privileges(Daemon *d);
+
+/* devices.c */
+/* The owner to give the nodes: root, or unchanged when not root (a test). */
+uid_t daemon_node_owner(void);
+/* A group name or number to its gid; -ENOENT if there is none. */
+int daemon_resolve_group(const char *group, gid_t *ret);
+/* The hub's events (CuseHubCallbacks.event): logged, then readiness. */
+void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error);
+/* Opens device kind's session (hooks.open_device, else /dev/cuse) and
+ * watches it on the loop. 0 or -errno (logged). */
+int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid);
+/* Answers every device's CUSE_INIT, before privileges go. 0 or -errno
+ * (logged). */
+int daemon_complete_cuse_init(Daemon *d);

@@ -8,10 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +17,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -32,36 +29,8 @@
 #include "pool/store.h"
 #include "sourceconf.h"
 
-/* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
- * is opened, so at once in practice). */
-#define CUSE_INIT_TIMEOUT_MS 10000
-
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
-
-/* Nodes belong to root; not running as root (a test), keep the owner and set
- * group and mode only. */
-static uid_t node_owner(void) {
-        return geteuid() == 0 ? 0 : (uid_t)-1;
-}
-
-static int resolve_group(const char *group, gid_t *ret) {
-        char *end;
-        unsigned long v;
-        struct group *gr;
-
-        errno = 0;
-        v = strtoul(group, &end, 10);
-        if (*group && !*end && errno == 0 && v < (gid_t)-1) {
-                *ret = (gid_t)v;
-                return 0;
-        }
-        gr = getgrnam(group);
-        if (!gr)
-                return -ENOENT;
-        *ret = gr->gr_gid;
-        return 0;
-}
 
 void daemon_wake(void *userdata) {
         Daemon *d = userdata;
@@ -79,7 +48,7 @@ static const char *memlock_hint(int r) {
 
 /* What to do about a refusal when not started as root: the daemon needs
  * root (or systemd's unit) to set itself up. */
-static const char *not_root_hint(int r) {
+const char *daemon_not_root_hint(int r) {
         if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
                 return "";
         return " (truerandomd is not running as root: start it as root, and it switches to [daemon] user once "
@@ -89,7 +58,7 @@ static const char *not_root_hint(int r) {
 /* ------------------------------------------------------------------ */
 /* status, readiness                                                   */
 
-static void update_status(Daemon *d) {
+void daemon_update_status(Daemon *d) {
         uint64_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
@@ -132,11 +101,11 @@ static void update_status(Daemon *d) {
 }
 
 static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        update_status(userdata);
+        daemon_update_status(userdata);
         return 0;
 }
 
-static void check_ready(Daemon *d) {
+void daemon_check_ready(Daemon *d) {
         if (d->ready || d->stopping || !crng_is_seeded(d->crng))
                 return;
         for (size_t i = 0; i < d->n_devices; i++)
@@ -144,7 +113,7 @@ static void check_ready(Daemon *d) {
                         return;
         d->ready = true;
         log_info("ready: %zu devices up, CRNG seeded", d->n_devices);
-        update_status(d);
+        daemon_update_status(d);
         sd_notify(false, "READY=1");
         if (d->hooks.ready_fd >= 0) {
                 (void)!write(d->hooks.ready_fd, "READY\n", 6);
@@ -297,7 +266,7 @@ static int on_seed_due(sd_event_source *s, uint64_t usec, void *userdata) {
         /* The pump takes a stored block now; else demand starts the sources. */
         cusehub_pump(d->hub);
         update_demand(d);
-        update_status(d);
+        daemon_update_status(d);
         return 0;
 }
 
@@ -306,8 +275,8 @@ static void after_change(Daemon *d) {
         refresh_sources(d);
         cusehub_pump(d->hub);
         update_demand(d);
-        check_ready(d);
-        update_status(d);
+        daemon_check_ready(d);
+        daemon_update_status(d);
 }
 
 /* A source that may be credited: enabled, not the kernel's, built in, and
@@ -451,7 +420,7 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         r = daemon_resolve_run_user(c, path, &uid, &gid, ret_error);
         if (r < 0)
                 return r;
-        if (resolve_group(c->group, &gid) < 0) {
+        if (daemon_resolve_group(c->group, &gid) < 0) {
                 if (c->group_line && asprintf(&s, "%s:%u: group '%s' does not exist (create it with "
                                                   "systemd-sysusers or groupadd)", path, c->group_line, c->group) < 0)
                         return -ENOMEM;
@@ -525,115 +494,6 @@ static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 }
 
 /* ------------------------------------------------------------------ */
-/* devices                                                             */
-
-static void on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
-        Daemon *d = userdata;
-        LogFields f = { .device = dev ? cusedev_name(dev) : NULL };
-
-        switch (event) {
-        case CUSE_EVENT_UP:
-                for (size_t i = 0; i < d->n_devices; i++)
-                        if (d->devices[i].dev == dev)
-                                d->devices[i].up = true;
-                log_fields(LOG_INFO, &f, "/dev/%s is up", cusedev_name(dev));
-                break;
-        case CUSE_EVENT_REJECTED:
-                log_fields(LOG_ERR, &f, "the kernel refused /dev/%s (is another instance running?)",
-                           cusedev_name(dev));
-                d->exit_code = -EEXIST;
-                sd_event_exit(d->event, -EEXIST);
-                return;
-        case CUSE_EVENT_NODE_ERROR:
-                /* Not root from the start (systemd's User=): the node is
-                 * root's, and udev's rule gives it group and mode. */
-                if (error == -EPERM && geteuid() != 0)
-                        log_fields(LOG_INFO, &f, "/dev/%s: owner, group and mode left to udev (not root)",
-                                   cusedev_name(dev));
-                else
-                        log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
-                                   strerror(-error));
-                return;
-        case CUSE_EVENT_SEEDED:
-                log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
-                break;
-        }
-        check_ready(d);
-        update_status(d);
-}
-
-static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        DeviceSlot *slot = userdata;
-        Daemon *d = slot->daemon;
-        int r;
-
-        /* A request that is the first thing to wake the loop after a
-         * resume is served after the resume was handled. */
-        clockjump_check(d->clockjump);
-        /* One request per wake-up: epoll is level-triggered, so the loop
-         * comes back, and the devices, timers and sources take turns. */
-        r = cusedev_process(slot->dev);
-        if (r == 0 || r == -EAGAIN)
-                return 0;
-        sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        if (d->stopping)
-                return 0;
-        if (r == -ENODEV)
-                log_fields(LOG_ERR, &(LogFields){ .device = cusedev_name(slot->dev) },
-                           "/dev/%s: the kernel ended the session", cusedev_name(slot->dev));
-        else
-                log_error_errno(r, "/dev/%s", cusedev_name(slot->dev));
-        d->exit_code = r;
-        sd_event_exit(d->event, r);
-        return 0;
-}
-
-static int open_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
-        /* Non-blocking: a request the kernel drops between epoll and read
-         * (its reader was killed) must not wedge the loop. */
-        int fd = open("/dev/cuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-        *ret_fd = fd;
-        *ret_io = NULL;
-        return 0;
-}
-
-static int add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid) {
-        CuseDevParams p = {
-                .name = name,
-                .dev_dir = d->hooks.dev_dir ? d->hooks.dev_dir : "/dev",
-                .uid = node_owner(),
-                .gid = gid,
-                .mode = mode,
-        };
-        const struct fuse_custom_io *io = NULL;
-        DeviceSlot *slot = &d->devices[d->n_devices];
-        int fd = -1, r;
-
-        r = d->hooks.open_device ? d->hooks.open_device(d->hooks.userdata, kind, &fd, &io)
-                                 : open_cuse(NULL, kind, &fd, &io);
-        if (r < 0) {
-                if (r == -ENOENT || r == -ENODEV)
-                        log_error("cannot open /dev/cuse: %s. The kernel needs its cuse module: modprobe cuse",
-                                  strerror(-r));
-                else
-                        log_error("cannot open /dev/cuse: %s%s", strerror(-r), not_root_hint(r));
-                return r;
-        }
-        r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
-        if (r < 0)
-                return log_error_errno(r, "creating /dev/%s", name);
-        slot->daemon = d;
-        r = sd_event_add_io(d->event, &slot->io, cusedev_fd(slot->dev), EPOLLIN, on_cuse_io, slot);
-        if (r < 0)
-                return log_error_errno(r, "watching /dev/%s", name);
-        (void)sd_event_source_set_description(slot->io, name);
-        d->n_devices++;
-        return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* timers and signals                                                  */
 
 int daemon_reseed(Daemon *d, SeedTrigger trigger) {
@@ -644,7 +504,7 @@ int daemon_reseed(Daemon *d, SeedTrigger trigger) {
         /* The block goes to the CRNG now if there is one, before readers. */
         cusehub_pump(d->hub);
         update_demand(d);
-        update_status(d);
+        daemon_update_status(d);
         return 0;
 }
 
@@ -805,7 +665,7 @@ static int apply_config(Daemon *d, Config *c) {
         gid_t gid;
         int r;
 
-        r = resolve_group(c->group, &gid);
+        r = daemon_resolve_group(c->group, &gid);
         if (r < 0) {
                 log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
                           c->group);
@@ -835,7 +695,7 @@ static int apply_config(Daemon *d, Config *c) {
         for (size_t i = 0; i < d->n_devices && geteuid() == 0; i++) {
                 CuseDev *dev = d->devices[i].dev;
                 bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
-                r = cusedev_set_node(dev, node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
+                r = cusedev_set_node(dev, daemon_node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
                 if (r < 0)
                         log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
         }
@@ -951,47 +811,6 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
 /* ------------------------------------------------------------------ */
 /* life cycle                                                          */
 
-/* CUSE_INIT, answered before the privileges go: the kernel queued it when
- * /dev/cuse was opened, and init_done sets the node's owner and mode, which
- * needs root where udev does not do it. Nothing else is read from a session
- * here, so not a byte is served before the drop. */
-static int complete_cuse_init(Daemon *d) {
-        uint64_t deadline = daemon_now_usec() + (uint64_t) CUSE_INIT_TIMEOUT_MS * 1000;
-
-        for (;;) {
-                struct pollfd pfd[_CUSEDEV_KIND_MAX];
-                DeviceSlot *waiting[_CUSEDEV_KIND_MAX];
-                size_t n = 0;
-                uint64_t now;
-                int r;
-
-                if (d->exit_code < 0)
-                        return d->exit_code;    /* refused: on_cuse_event() said so */
-                for (size_t i = 0; i < d->n_devices; i++)
-                        if (!d->devices[i].up) {
-                                waiting[n] = &d->devices[i];
-                                pfd[n++] = (struct pollfd){ .fd = cusedev_fd(d->devices[i].dev), .events = POLLIN };
-                        }
-                if (n == 0)
-                        return 0;
-                now = daemon_now_usec();
-                if (now >= deadline) {
-                        log_error("/dev/%s: no CUSE_INIT from the kernel within %u s", cusedev_name(waiting[0]->dev),
-                                  CUSE_INIT_TIMEOUT_MS / 1000);
-                        return -ETIMEDOUT;
-                }
-                if (poll(pfd, n, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
-                        return log_error_errno(-errno, "waiting for CUSE_INIT");
-                for (size_t i = 0; i < n; i++) {
-                        if (!pfd[i].revents)
-                                continue;
-                        r = cusedev_process(waiting[i]->dev);
-                        if (r < 0 && r != -EAGAIN && d->exit_code == 0)
-                                return log_error_errno(r, "/dev/%s: CUSE_INIT", cusedev_name(waiting[i]->dev));
-                }
-        }
-}
-
 int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
         uint8_t initial[CRNG_KEY_SIZE];
         uint64_t watchdog_usec = 0;
@@ -1012,7 +831,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 r = log_error_errno(-ENOMEM, "start-up");
                 goto fail;
         }
-        r = resolve_group(d->config.group, &d->gid);
+        r = daemon_resolve_group(d->config.group, &d->gid);
         if (r < 0) {
                 log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
                           d->config.group);
@@ -1058,7 +877,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                                                       .max_open_per_uid = d->config.max_open_per_uid },
                                           .proc_root = d->hooks.proc_root },
                         d->store, d->crng, d->seeder,
-                        &(CuseHubCallbacks){ .event = on_cuse_event, .demand = update_demand, .userdata = d },
+                        &(CuseHubCallbacks){ .event = daemon_on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);
         if (r < 0) {
                 log_error_errno(r, "creating the devices%s", memlock_hint(r));
@@ -1128,7 +947,8 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 if (r == -EADDRINUSE)
                         log_error("%s: another truerandomd answers there", d->config.socket_path);
                 else
-                        log_error("control socket %s: %s%s", d->config.socket_path, strerror(-r), not_root_hint(r));
+                        log_error("control socket %s: %s%s", d->config.socket_path, strerror(-r),
+                                  daemon_not_root_hint(r));
                 goto fail;
         }
 
@@ -1143,15 +963,15 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (r < 0)
                 goto fail;
 
-        r = add_device(d, CUSEDEV_TRNG, d->config.trng_name, d->config.trng_mode, d->gid);
+        r = daemon_add_device(d, CUSEDEV_TRNG, d->config.trng_name, d->config.trng_mode, d->gid);
         if (r >= 0 && d->config.dropin)
-                r = add_device(d, CUSEDEV_RANDOM, d->config.random_name, d->config.random_mode, 0);
+                r = daemon_add_device(d, CUSEDEV_RANDOM, d->config.random_name, d->config.random_mode, 0);
         if (r >= 0 && d->config.dropin)
-                r = add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
+                r = daemon_add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
         if (r >= 0 && d->config.null_name)
-                r = add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
+                r = daemon_add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
         if (r >= 0)
-                r = complete_cuse_init(d);
+                r = daemon_complete_cuse_init(d);
         /* Before any other thread exists and before a byte is served. */
         if (r >= 0)
                 r = daemon_drop_privileges(d);
@@ -1182,7 +1002,7 @@ fail:
 int daemon_run(Daemon *d) {
         int r;
 
-        update_status(d);
+        daemon_update_status(d);
         r = sd_event_loop(d->event);
         if (d->exit_code < 0)
                 return d->exit_code;

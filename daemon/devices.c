@@ -1,0 +1,198 @@
+/* devices.c - the daemon's CUSE devices: each one's /dev/cuse session opened
+ * (or a test's transport) and watched by the loop, CUSE_INIT answered during
+ * set-up, and the hub's events (up, refused, node errors, CRNG seeded) turned
+ * into log lines and readiness.
+ *
+ * Invariant: before privileges are dropped nothing but CUSE_INIT is read
+ * from a session, so not a byte is served as root; afterwards each wake-up
+ * of a session serves one request. A session the kernel ends or refuses
+ * stops the loop.
+ * Flow: sources -> pool -> CRNG -> cuse hub -> [devices] -> readers. */
+#include "daemon-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-event.h>
+
+#include "log.h"
+
+/* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
+ * is opened, so at once in practice). */
+#define CUSE_INIT_TIMEOUT_MS 10000
+
+/* Nodes belong to root; not running as root (a test), keep the owner and set
+ * group and mode only. */
+uid_t daemon_node_owner(void) {
+        return geteuid() == 0 ? 0 : (uid_t)-1;
+}
+
+int daemon_resolve_group(const char *group, gid_t *ret) {
+        char *end;
+        unsigned long v;
+        struct group *gr;
+
+        errno = 0;
+        v = strtoul(group, &end, 10);
+        if (*group && !*end && errno == 0 && v < (gid_t)-1) {
+                *ret = (gid_t)v;
+                return 0;
+        }
+        gr = getgrnam(group);
+        if (!gr)
+                return -ENOENT;
+        *ret = gr->gr_gid;
+        return 0;
+}
+
+void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
+        Daemon *d = userdata;
+        LogFields f = { .device = dev ? cusedev_name(dev) : NULL };
+
+        switch (event) {
+        case CUSE_EVENT_UP:
+                for (size_t i = 0; i < d->n_devices; i++)
+                        if (d->devices[i].dev == dev)
+                                d->devices[i].up = true;
+                log_fields(LOG_INFO, &f, "/dev/%s is up", cusedev_name(dev));
+                break;
+        case CUSE_EVENT_REJECTED:
+                log_fields(LOG_ERR, &f, "the kernel refused /dev/%s (is another instance running?)",
+                           cusedev_name(dev));
+                d->exit_code = -EEXIST;
+                sd_event_exit(d->event, -EEXIST);
+                return;
+        case CUSE_EVENT_NODE_ERROR:
+                /* Not root from the start (systemd's User=): the node is
+                 * root's, and udev's rule gives it group and mode. */
+                if (error == -EPERM && geteuid() != 0)
+                        log_fields(LOG_INFO, &f, "/dev/%s: owner, group and mode left to udev (not root)",
+                                   cusedev_name(dev));
+                else
+                        log_fields(LOG_WARNING, &f, "setting owner and mode of /dev/%s: %s", cusedev_name(dev),
+                                   strerror(-error));
+                return;
+        case CUSE_EVENT_SEEDED:
+                log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
+                break;
+        }
+        daemon_check_ready(d);
+        daemon_update_status(d);
+}
+
+static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        DeviceSlot *slot = userdata;
+        Daemon *d = slot->daemon;
+        int r;
+
+        /* A request that is the first thing to wake the loop after a
+         * resume is served after the resume was handled. */
+        clockjump_check(d->clockjump);
+        /* One request per wake-up: epoll is level-triggered, so the loop
+         * comes back, and the devices, timers and sources take turns. */
+        r = cusedev_process(slot->dev);
+        if (r == 0 || r == -EAGAIN)
+                return 0;
+        sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (d->stopping)
+                return 0;
+        if (r == -ENODEV)
+                log_fields(LOG_ERR, &(LogFields){ .device = cusedev_name(slot->dev) },
+                           "/dev/%s: the kernel ended the session", cusedev_name(slot->dev));
+        else
+                log_error_errno(r, "/dev/%s", cusedev_name(slot->dev));
+        d->exit_code = r;
+        sd_event_exit(d->event, r);
+        return 0;
+}
+
+static int open_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+        /* Non-blocking: a request the kernel drops between epoll and read
+         * (its reader was killed) must not wedge the loop. */
+        int fd = open("/dev/cuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        *ret_io = NULL;
+        return 0;
+}
+
+int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid) {
+        CuseDevParams p = {
+                .name = name,
+                .dev_dir = d->hooks.dev_dir ? d->hooks.dev_dir : "/dev",
+                .uid = daemon_node_owner(),
+                .gid = gid,
+                .mode = mode,
+        };
+        const struct fuse_custom_io *io = NULL;
+        DeviceSlot *slot = &d->devices[d->n_devices];
+        int fd = -1, r;
+
+        r = d->hooks.open_device ? d->hooks.open_device(d->hooks.userdata, kind, &fd, &io)
+                                 : open_cuse(NULL, kind, &fd, &io);
+        if (r < 0) {
+                if (r == -ENOENT || r == -ENODEV)
+                        log_error("cannot open /dev/cuse: %s. The kernel needs its cuse module: modprobe cuse",
+                                  strerror(-r));
+                else
+                        log_error("cannot open /dev/cuse: %s%s", strerror(-r), daemon_not_root_hint(r));
+                return r;
+        }
+        r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
+        if (r < 0)
+                return log_error_errno(r, "creating /dev/%s", name);
+        slot->daemon = d;
+        r = sd_event_add_io(d->event, &slot->io, cusedev_fd(slot->dev), EPOLLIN, on_cuse_io, slot);
+        if (r < 0)
+                return log_error_errno(r, "watching /dev/%s", name);
+        (void)sd_event_source_set_description(slot->io, name);
+        d->n_devices++;
+        return 0;
+}
+
+/* CUSE_INIT, answered before the privileges go: the kernel queued it when
+ * /dev/cuse was opened, and init_done sets the node's owner and mode, which
+ * needs root where udev does not do it. Nothing else is read from a session
+ * here, so not a byte is served before the drop. */
+int daemon_complete_cuse_init(Daemon *d) {
+        uint64_t deadline = daemon_now_usec() + (uint64_t) CUSE_INIT_TIMEOUT_MS * 1000;
+
+        for (;;) {
+                struct pollfd pfd[_CUSEDEV_KIND_MAX];
+                DeviceSlot *waiting[_CUSEDEV_KIND_MAX];
+                size_t n = 0;
+                uint64_t now;
+                int r;
+
+                if (d->exit_code < 0)
+                        return d->exit_code;    /* refused: on_cuse_event() said so */
+                for (size_t i = 0; i < d->n_devices; i++)
+                        if (!d->devices[i].up) {
+                                waiting[n] = &d->devices[i];
+                                pfd[n++] = (struct pollfd){ .fd = cusedev_fd(d->devices[i].dev), .events = POLLIN };
+                        }
+                if (n == 0)
+                        return 0;
+                now = daemon_now_usec();
+                if (now >= deadline) {
+                        log_error("/dev/%s: no CUSE_INIT from the kernel within %u s", cusedev_name(waiting[0]->dev),
+                                  CUSE_INIT_TIMEOUT_MS / 1000);
+                        return -ETIMEDOUT;
+                }
+                if (poll(pfd, n, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return log_error_errno(-errno, "waiting for CUSE_INIT");
+                for (size_t i = 0; i < n; i++) {
+                        if (!pfd[i].revents)
+                                continue;
+                        r = cusedev_process(waiting[i]->dev);
+                        if (r < 0 && r != -EAGAIN && d->exit_code == 0)
+                                return log_error_errno(r, "/dev/%s: CUSE_INIT", cusedev_name(waiting[i]->dev));
+                }
+        }
+}
