@@ -11,7 +11,7 @@
  *
  * The state directory is opened once, at start-up (before privileges are
  * dropped), and every write goes through that fd (assessment.h).
- * Flow: config -> [autocredit] -> collectors (daemon.c). */
+ * Flow: config -> [autocredit] -> collectors (sources.c). */
 #include "daemon-internal.h"
 
 #include <errno.h>

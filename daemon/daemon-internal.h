@@ -115,9 +115,11 @@ void daemon_update_status(Daemon *d);
 void daemon_check_ready(Daemon *d);
 /* The hint a refusal gets when truerandomd did not start as root ("" else). */
 const char *daemon_not_root_hint(int r);
-/* Creates source i's collector at the credit decided for it (none when
- * that is 0) and starts it if the sources run. 0 or -errno (logged). */
-int daemon_source_start(Daemon *d, ConfigSource i);
+/* The hint an allocation failure gets (locked memory), "" for other errors. */
+const char *daemon_memlock_hint(int r);
+/* After anything changed (a wake-up, a start, a reload): assessments taken,
+ * sources refreshed, the hub pumped, demand, readiness and STATUS=. */
+void daemon_after_change(Daemon *d);
 /* 0 while a credited source can run (or may: one still to be assessed);
  * else -ENOMEDIUM, after logging one line naming each source and why. */
 int daemon_check_credited(Daemon *d);
@@ -165,3 +167,19 @@ int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
 /* Answers every device's CUSE_INIT, before privileges go. 0 or -errno
  * (logged). */
 int daemon_complete_cuse_init(Daemon *d);
+
+/* sources.c */
+/* Enabled, not the kernel's, built in, and not set to credit = 0. */
+bool daemon_source_creditable(const SourceConfig *sc, ConfigSource i);
+/* Creates source i's collector at the credit decided for it (none when
+ * that is 0) and starts it if the sources run. 0 or -errno (logged). */
+int daemon_source_start(Daemon *d, ConfigSource i);
+/* Decides the credit of every creditable source and creates its collector.
+ * 0 or -errno (logged). */
+int daemon_create_collectors(Daemon *d);
+/* Starts the collectors (and so the first assessment). 0 or -errno
+ * (logged). */
+int daemon_start_collectors(Daemon *d);
+/* Reads every collector's stats, logs what changed, and opens or closes
+ * /dev/truerandom. */
+void daemon_refresh_sources(Daemon *d);

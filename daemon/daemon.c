@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,7 +41,7 @@ void daemon_wake(void *userdata) {
 
 /* Secrets live in locked memory: an allocation failure there is most often
  * RLIMIT_MEMLOCK, so say where to look. */
-static const char *memlock_hint(int r) {
+const char *daemon_memlock_hint(int r) {
         return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
 }
 
@@ -130,110 +129,7 @@ void daemon_check_ready(Daemon *d) {
 }
 
 /* ------------------------------------------------------------------ */
-/* sources                                                             */
-
-
-/* The self-test a source ran when its collector opened it. */
-static void log_selftest(ConfigSource id, const CollectorStats *st) {
-        const char *name = config_source_name(id);
-        LogFields f = { .source = name, .selftest = selftest_reason_to_string(st->selftest.reason) };
-        char what[256];
-
-        if (!st->selftest.run)
-                return;
-        selftest_describe(&st->selftest, what, sizeof(what));
-        if (st->selftest.reason == SELFTEST_PASSED)
-                log_fields(LOG_INFO, &f, "source %s: sampler self-test %s", name, what);
-        else
-                log_fields(LOG_ERR, &f, "source %s: sampler self-test failed: %s; the source is unavailable and "
-                           "never credited", name, what);
-}
-
-/* The running check's events between two looks at the stats. */
-static void log_running_check(const char *name, uint32_t credit, const OnlineStats *was, const OnlineStats *now) {
-        LogFields f = { .source = name, .health_test = "MCV" };
-        double h = online_estimate_bits(now->last_max), c = credit / 1000.0, bound = fmin(2 * c, 8.0);
-        char why[96];
-
-        if (now->stops > was->stops) {
-                /* Why it stopped is the stopping window's: later windows
-                 * may have ended before the loop looked. */
-                h = online_estimate_bits(now->stop_max);
-                if (now->stop_max > now->cutoff_stop)
-                        snprintf(why, sizeof(why), "below its credit (%.3f)", c);
-                else
-                        snprintf(why, sizeof(why), "below twice its credit (%.3f) for %u windows in a row", bound,
-                                 ONLINE_STOP_WINDOWS);
-                log_fields(LOG_ERR, &f,
-                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) %s; "
-                           "crediting stopped and its unserved blocks purged until %u windows in a row are clean",
-                           name, h, ONLINE_WINDOW, why, ONLINE_RECOVER_WINDOWS);
-        } else if (now->flagged > was->flagged && (was->state == ONLINE_OK || was->state == ONLINE_PENDING))
-                log_fields(LOG_WARNING, &f,
-                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) is below "
-                           "twice its credit (%.3f); still credited, stopped after %u such windows in a row",
-                           name, h, ONLINE_WINDOW, bound, ONLINE_STOP_WINDOWS);
-        if (was->state == ONLINE_STOPPED && now->state != ONLINE_STOPPED && now->stops == was->stops)
-                log_fields(LOG_NOTICE, &f, "source %s: running estimate back to %.3f bits/sample for %u windows; "
-                           "credited again", name, h, ONLINE_RECOVER_WINDOWS);
-}
-
-static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
-        const char *name = config_source_name(id);
-        const CollectorStats *was = &slot->last;
-        LogFields f = { .source = name };
-
-        log_running_check(name, now->credit_mbits, &was->online, &now->online);
-
-        if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
-                f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
-                log_fields(LOG_WARNING, &f,
-                           "source %s: intermittent %s health test failure (%" PRIu64 " RCT, %" PRIu64
-                           " APT so far); its pending data was discarded and its startup test runs again",
-                           name, f.health_test, now->fail_rct, now->fail_apt);
-        }
-        if (now->state == SOURCE_FAILED_PERMANENT && was->state != SOURCE_FAILED_PERMANENT) {
-                f.health_test = now->permanent_rct ? "RCT" : "APT";
-                log_fields(LOG_ERR, &f, "source %s failed permanently (%s health test); source disabled",
-                           name, f.health_test);
-        }
-        f.health_test = NULL;
-        if (now->state == SOURCE_UNAVAILABLE && was->state != SOURCE_UNAVAILABLE)
-                log_fields(LOG_WARNING, &f, "source %s unavailable: %s", name, daemon_source_error(now->last_error));
-        if (now->state == SOURCE_HEALTHY && was->state != SOURCE_HEALTHY) {
-                if (!slot->passed_startup)
-                        log_fields(LOG_INFO, &f, "source %s passed its startup health test (credit %u.%03u bits/sample)",
-                                   name, now->credit_mbits / 1000, now->credit_mbits % 1000);
-                else
-                        log_fields(LOG_NOTICE, &f, "source %s healthy again", name);
-                slot->passed_startup = true;
-        }
-        slot->last = *now;
-}
-
-/* /dev/truerandom serves only once every credited source that can run has
- * passed its startup test, and while at least min_healthy are healthy. */
-static void refresh_sources(Daemon *d) {
-        unsigned healthy = 0;
-        bool waiting_startup = false;
-
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                SourceSlot *slot = &d->sources[i];
-                CollectorStats now;
-
-                if (!slot->collector)
-                        continue;
-                collector_get_stats(slot->collector, &now);
-                log_source_changes(d, i, slot, &now);
-                rate_window_advance(&slot->rate, now.credited_mbits, daemon_now_usec());
-                if (now.state == SOURCE_HEALTHY)
-                        healthy++;
-                if (!slot->passed_startup && (now.state == SOURCE_STARTUP || now.state == SOURCE_FAILED_INTERMITTENT))
-                        waiting_startup = true;
-        }
-        d->trng_serving = d->sources_started && !waiting_startup && healthy >= d->config.min_healthy;
-        cusehub_set_trng_open(d->hub, d->trng_serving);
-}
+/* demand, wake-ups                                                    */
 
 /* sd-event's default slack (250 ms) would stretch a short interval. */
 #define SEED_DUE_ACCURACY_USEC 1000ULL
@@ -270,53 +166,13 @@ static int on_seed_due(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void after_change(Daemon *d) {
+void daemon_after_change(Daemon *d) {
         autocredit_poll(d);
-        refresh_sources(d);
+        daemon_refresh_sources(d);
         cusehub_pump(d->hub);
         update_demand(d);
         daemon_check_ready(d);
         daemon_update_status(d);
-}
-
-/* A source that may be credited: enabled, not the kernel's, built in, and
- * not set to credit = 0. */
-static bool creditable(const SourceConfig *sc, ConfigSource i) {
-        return sc->enable && i != CONFIG_SOURCE_KERNEL && (sc->credit_auto || sc->credit_mbits > 0) &&
-               sourceconf_ops(i);
-}
-
-int daemon_source_start(Daemon *d, ConfigSource i) {
-        SourceSlot *slot = &d->sources[i];
-        SourceParams p = sourceconf_params(&d->config.source[i]);
-        int r;
-
-        if (slot->credit.credit_mbits == 0 || slot->collector)
-                return 0;
-        r = collector_new(sourceconf_ops(i), &p, slot->credit.credit_mbits, i, d->store, daemon_wake, d,
-                          &slot->collector);
-        if (r < 0)
-                return log_error_errno(r, "source %s%s", config_source_name(i), memlock_hint(r));
-        collector_get_stats(slot->collector, &slot->last);
-        log_selftest(i, &slot->last);
-        slot->passed_startup = false;
-        if (d->sources_started && (r = collector_start(slot->collector)) < 0)
-                return log_error_errno(r, "starting source %s", config_source_name(i));
-        return 0;
-}
-
-static int create_collectors(Daemon *d) {
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                int r;
-
-                if (!creditable(&d->config.source[i], i))
-                        continue;
-                autocredit_resolve(d, i);
-                r = daemon_source_start(d, i);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
 }
 
 /* Why source i credits nothing to /dev/truerandom, or NULL when it may.
@@ -439,7 +295,7 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
                 void *state = NULL;
 
                 states[i] = SOURCE_STARTUP;
-                if (!creditable(sc, i))
+                if (!daemon_source_creditable(sc, i))
                         continue;
                 runs[i] = true;
                 errors[i] = ops->open(&p, &state);
@@ -461,24 +317,9 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         return 0;
 }
 
-/* And the first assessment, with them. */
-static int start_collectors(Daemon *d) {
-        d->sources_started = true;
-        for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                int r;
-                if (!d->sources[i].collector)
-                        continue;
-                r = collector_start(d->sources[i].collector);
-                if (r < 0)
-                        return log_error_errno(r, "starting source %s", config_source_name(i));
-        }
-        after_change(d);
-        return 0;
-}
-
 static int on_start_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-        int r = start_collectors(d);
+        int r = daemon_start_collectors(d);
         if (r < 0)
                 sd_event_exit(d->event, r);
         return 0;
@@ -489,7 +330,7 @@ static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         uint64_t n;
 
         (void)!read(fd, &n, sizeof(n));
-        after_change(d);
+        daemon_after_change(d);
         return 0;
 }
 
@@ -645,7 +486,7 @@ static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
                 const char *name = config_source_name(with_path[k]);
 
                 /* Only what a reload would open anew. */
-                if (!creditable(b, with_path[k]) || !b->path || !source_changed(a, b))
+                if (!daemon_source_creditable(b, with_path[k]) || !b->path || !source_changed(a, b))
                         continue;
                 if (access(b->path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
                         continue;
@@ -713,7 +554,7 @@ static int apply_config(Daemon *d, Config *c) {
                 changed[i] = true;
         }
         (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
-        /* A held reseed's due time follows the new limit (after_change()
+        /* A held reseed's due time follows the new limit (daemon_after_change()
          * re-arms its timer). */
         seeder_set_min_interval(d->seeder, (uint64_t)c->min_reseed_interval_ms * 1000ULL);
         config_done(&d->config);
@@ -721,7 +562,7 @@ static int apply_config(Daemon *d, Config *c) {
         *c = (Config){ 0 };
         /* With the new configuration in place: credits, assessments. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                if (!changed[i] || !creditable(&d->config.source[i], i))
+                if (!changed[i] || !daemon_source_creditable(&d->config.source[i], i))
                         continue;
                 autocredit_resolve(d, i);
                 if (daemon_source_start(d, i) == 0 && d->sources[i].collector)
@@ -753,7 +594,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 d->last_reload_error[0] = '\0';
         }
         config_done(&c);
-        after_change(d);
+        daemon_after_change(d);
         sd_notify(false, "READY=1");
         return 0;
 }
@@ -849,7 +690,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
 
         r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
         if (r < 0) {
-                log_error_errno(r, "allocating the block store%s", memlock_hint(r));
+                log_error_errno(r, "allocating the block store%s", daemon_memlock_hint(r));
                 goto fail;
         }
         /* The unseeded CRNG starts from the kernel's: best effort output for
@@ -862,7 +703,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         r = crng_new(initial, CRNG_BUFFER, &d->crng);
         sodium_memzero(initial, sizeof(initial));
         if (r < 0) {
-                log_error_errno(r, "allocating the CRNG%s", memlock_hint(r));
+                log_error_errno(r, "allocating the CRNG%s", daemon_memlock_hint(r));
                 goto fail;
         }
         r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable,
@@ -880,7 +721,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                         &(CuseHubCallbacks){ .event = daemon_on_cuse_event, .demand = update_demand, .userdata = d },
                         &d->hub);
         if (r < 0) {
-                log_error_errno(r, "creating the devices%s", memlock_hint(r));
+                log_error_errno(r, "creating the devices%s", daemon_memlock_hint(r));
                 goto fail;
         }
 
@@ -953,7 +794,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         }
 
         autocredit_open(d);
-        r = create_collectors(d);
+        r = daemon_create_collectors(d);
         if (r >= 0)
                 r = daemon_check_credited(d);
         /* Before privileges go: under dmesg_restrict the kernel log takes
@@ -987,7 +828,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 }
                 log_info("sources start in %u ms (start_delay_ms)", d->config.start_delay_ms);
         } else {
-                r = start_collectors(d);
+                r = daemon_start_collectors(d);
                 if (r < 0)
                         goto fail;
         }
