@@ -120,9 +120,6 @@ const char *daemon_memlock_hint(int r);
 /* After anything changed (a wake-up, a start, a reload): assessments taken,
  * sources refreshed, the hub pumped, demand, readiness and STATUS=. */
 void daemon_after_change(Daemon *d);
-/* 0 while a credited source can run (or may: one still to be assessed);
- * else -ENOMEDIUM, after logging one line naming each source and why. */
-int daemon_check_credited(Daemon *d);
 
 /* autocredit.c */
 void autocredit_open(Daemon *d);
@@ -183,3 +180,8 @@ int daemon_start_collectors(Daemon *d);
 /* Reads every collector's stats, logs what changed, and opens or closes
  * /dev/truerandom. */
 void daemon_refresh_sources(Daemon *d);
+
+/* checkconf.c (and daemon_check_config() in daemon.h) */
+/* 0 while a credited source can run (or may: one still to be assessed);
+ * else -ENOMEDIUM, after logging one line naming each source and why. */
+int daemon_check_credited(Daemon *d);
