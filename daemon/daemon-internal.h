@@ -185,3 +185,7 @@ void daemon_refresh_sources(Daemon *d);
 /* 0 while a credited source can run (or may: one still to be assessed);
  * else -ENOMEDIUM, after logging one line naming each source and why. */
 int daemon_check_credited(Daemon *d);
+
+/* reload.c */
+/* SIGHUP: reloads the configuration, or keeps the running one. */
+int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);

@@ -1,0 +1,171 @@
+/* reload.c - SIGHUP: the configuration read again and applied, or refused
+ * whole with why (in the log and in status), never half applied. Device
+ * names, dropin, store size, the control socket, the state directory and
+ * the user change only on restart; sources whose settings changed have
+ * their credit decided again and restart from their startup test.
+ *
+ * Invariant: a bad file or a change the daemon cannot make without root
+ * (it gave root up after set-up) changes nothing; RELOADING=1 is always
+ * followed by READY=1.
+ * Flow: SIGHUP -> config -> [reload] -> autocredit, sources, cuse hub. */
+#include "daemon-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "pool/secret.h"
+
+/* Whether a reload restarts the source (its collector, and so an open). */
+static bool source_changed(const SourceConfig *a, const SourceConfig *b) {
+        return a->enable != b->enable || a->credit_mbits != b->credit_mbits || a->credit_auto != b->credit_auto ||
+               a->credit_cap_mbits != b->credit_cap_mbits || a->loop != b->loop ||
+               a->rate != b->rate || a->jitter_buffer != b->jitter_buffer ||
+               a->jitter_accesses != b->jitter_accesses || !!a->path != !!b->path ||
+               (a->path && strcmp(a->path, b->path) != 0);
+}
+
+/* What a reload cannot do once set-up gave up root: change the nodes'
+ * group or mode (they are root's), or open a source path the user may not
+ * read. Refused whole, with why, rather than half applied; 0 when root. */
+static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
+        static const ConfigSource with_path[] = { CONFIG_SOURCE_HWRNG, CONFIG_SOURCE_FILE };
+        const char *what = NULL;
+
+        if (geteuid() == 0)
+                return 0;
+        if (gid != d->gid)
+                what = "[device] group";
+        else if (c->trng_mode != d->config.trng_mode)
+                what = "[device] trng_mode";
+        else if (c->random_mode != d->config.random_mode)
+                what = "[device] random_mode";
+        if (what) {
+                log_error("reload: %s changes the device nodes, which are root's; truerandomd runs as uid %u since "
+                          "set-up (%s). Restart it to apply, or change the udev rule under systemd",
+                          what, (unsigned) geteuid(), strerror(EPERM));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+                         "%s changes the nodes: needs a restart (not root since set-up)", what);
+                return -EPERM;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(with_path); k++) {
+                const SourceConfig *a = &d->config.source[with_path[k]], *b = &c->source[with_path[k]];
+                const char *name = config_source_name(with_path[k]);
+
+                /* Only what a reload would open anew. */
+                if (!daemon_source_creditable(b, with_path[k]) || !b->path || !source_changed(a, b))
+                        continue;
+                if (access(b->path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+                        continue;
+                log_error("reload: source %s: %s is not readable by uid %u, which truerandomd runs as since set-up "
+                          "(%s). Give that user read access, or restart truerandomd to open it as root",
+                          name, b->path, (unsigned) geteuid(), strerror(errno));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+                         "source %s: %s: not readable by uid %u", name, b->path, (unsigned) geteuid());
+                return -EPERM;
+        }
+        return 0;
+}
+
+static int apply_config(Daemon *d, Config *c) {
+        bool changed[_CONFIG_SOURCE_MAX] = { false };
+        char *keep;
+        gid_t gid;
+        int r;
+
+        r = daemon_resolve_group(c->group, &gid);
+        if (r < 0) {
+                log_error("group '%s' does not exist (create it with systemd-sysusers or groupadd, or set [device] group)",
+                          c->group);
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error), "group '%s' does not exist", c->group);
+                return r;
+        }
+        r = check_reload_without_root(d, c, gid);
+        if (r < 0)
+                return r;
+        if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
+            strcmp(c->urandom_name, d->config.urandom_name) || c->dropin != d->config.dropin ||
+            c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
+            strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory) ||
+            strcmp(c->user, d->config.user))
+                log_notice("device names, dropin, store size, the control socket, the state directory and the user "
+                           "change only on restart");
+        /* The state directory in use stays the one opened at start. */
+        keep = c->state_directory;
+        c->state_directory = d->config.state_directory;
+        d->config.state_directory = keep;
+        (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
+                                                           .max_parked_per_uid = config_max_parked_per_uid(c),
+                                                           .max_open_per_uid = c->max_open_per_uid });
+        /* Root re-applies them (a node someone chmod'ed is put right); the
+         * user the daemon runs as cannot touch root's nodes, and has
+         * refused a change above. */
+        for (size_t i = 0; i < d->n_devices && geteuid() == 0; i++) {
+                CuseDev *dev = d->devices[i].dev;
+                bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
+                r = cusedev_set_node(dev, daemon_node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
+                if (r < 0)
+                        log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
+        }
+        d->gid = gid;
+        /* Sources whose settings changed restart from their startup test. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
+                SourceSlot *slot = &d->sources[i];
+
+                if (!source_changed(a, b))
+                        continue;
+                slot->collector = collector_free(slot->collector);
+                autocredit_reset(d, slot);
+                *slot = (SourceSlot){ 0 };
+                changed[i] = true;
+        }
+        (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
+        /* A held reseed's due time follows the new limit (daemon_after_change()
+         * re-arms its timer). */
+        seeder_set_min_interval(d->seeder, (uint64_t)c->min_reseed_interval_ms * 1000ULL);
+        config_done(&d->config);
+        d->config = *c;
+        *c = (Config){ 0 };
+        /* With the new configuration in place: credits, assessments. */
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                if (!changed[i] || !daemon_source_creditable(&d->config.source[i], i))
+                        continue;
+                autocredit_resolve(d, i);
+                if (daemon_source_start(d, i) == 0 && d->sources[i].collector)
+                        log_info("source %s restarted with its new settings", config_source_name(i));
+        }
+        return 0;
+}
+
+int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
+        _cleanup_free_ char *error = NULL;
+        Config c = { 0 };
+        int r;
+
+        sd_notify(false, "RELOADING=1");
+        d->reloads++;
+        d->last_reload_usec = daemon_now_usec();
+        d->last_reload_ok = false;
+        r = d->config_path ? config_load(d->config_path, false, &c, &error) : config_init_defaults(&c);
+        if (r < 0) {
+                log_error("%s; keeping the running configuration", error ? error : strerror(-r));
+                snprintf(d->last_reload_error, sizeof(d->last_reload_error), "%s", error ? error : strerror(-r));
+        } else if (apply_config(d, &c) < 0) {
+                /* apply_config() said why, in the log and in last_reload_error. */
+                log_error("reload refused; keeping the running configuration");
+        } else {
+                log_info("configuration reloaded from %s", d->config_path ? d->config_path : "defaults");
+                d->last_reload_ok = true;
+                d->last_reload_error[0] = '\0';
+        }
+        config_done(&c);
+        daemon_after_change(d);
+        sd_notify(false, "READY=1");
+        return 0;
+}
