@@ -189,3 +189,8 @@ int daemon_check_credited(Daemon *d);
 /* reload.c */
 /* SIGHUP: reloads the configuration, or keeps the running one. */
 int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
+
+/* watchers.c */
+/* Starts the suspend detector and the VM generation watcher, and logs
+ * whether clones and restores will be seen. 0 or -errno (logged). */
+int daemon_start_watchers(Daemon *d);
