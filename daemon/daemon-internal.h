@@ -99,14 +99,6 @@ struct Daemon {
  * once, ahead of readers; demand and STATUS= follow. 0 or the seeder's
  * -errno (-ENODATA before the first seed). Does not log. */
 int daemon_reseed(Daemon *d, SeedTrigger trigger);
-
-/* status.c */
-int daemon_status_json(Daemon *d, char **ret_json);
-uint64_t daemon_now_usec(void);
-/* A collector's last_error in words (-EPERM: the device justifies no credit). */
-const char *daemon_source_error(int error);
-
-/* daemon.c */
 /* Wakes the loop from any thread (collectors, assessors). */
 void daemon_wake(void *userdata);
 /* STATUS= for systemd, at most once a second unless the state changed. */
@@ -120,6 +112,12 @@ const char *daemon_memlock_hint(int r);
 /* After anything changed (a wake-up, a start, a reload): assessments taken,
  * sources refreshed, the hub pumped, demand, readiness and STATUS=. */
 void daemon_after_change(Daemon *d);
+
+/* status.c */
+int daemon_status_json(Daemon *d, char **ret_json);
+uint64_t daemon_now_usec(void);
+/* A collector's last_error in words (-EPERM: the device justifies no credit). */
+const char *daemon_source_error(int error);
 
 /* autocredit.c */
 void autocredit_open(Daemon *d);

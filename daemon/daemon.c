@@ -1,5 +1,13 @@
-/* daemon.c - the loop that wires sources, store, CRNG and CUSE devices.
- * See daemon.h for what it decides; the modules it wires decide the rest.
+/* daemon.c - the loop that wires sources, store, CRNG and CUSE devices:
+ * set-up and tear-down (daemon_new, daemon_run, daemon_free), STATUS= and
+ * READY=1, demand and wake-ups, the reseed and watchdog timers, SIGTERM and
+ * the control socket's callbacks. See daemon.h for what it decides; the
+ * modules it wires decide the rest. The daemon's other parts have files of
+ * their own, sharing the Daemon through daemon-internal.h: the sources
+ * (sources.c), the devices (devices.c), the reload (reload.c), the checks
+ * at start and --check-config (checkconf.c), giving up root
+ * (privileges.c), clones and resumes (watchers.c), credit = auto
+ * (autocredit.c) and the status report (status.c).
  *
  * Threads: the collectors (one per credited source) and this loop. They
  * share only the Store (its own mutex) and an eventfd the collectors write

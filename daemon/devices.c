@@ -1,7 +1,7 @@
 /* devices.c - the daemon's CUSE devices: each one's /dev/cuse session opened
  * (or a test's transport) and watched by the loop, CUSE_INIT answered during
- * set-up, and the hub's events (up, refused, node errors, CRNG seeded) turned
- * into log lines and readiness.
+ * set-up, the nodes' owner and group, and the hub's events (up, refused,
+ * node errors, CRNG seeded) turned into log lines and readiness.
  *
  * Invariant: before privileges are dropped nothing but CUSE_INIT is read
  * from a session, so not a byte is served as root; afterwards each wake-up
@@ -171,7 +171,7 @@ int daemon_complete_cuse_init(Daemon *d) {
                 int r;
 
                 if (d->exit_code < 0)
-                        return d->exit_code;    /* refused: on_cuse_event() said so */
+                        return d->exit_code;    /* refused: daemon_on_cuse_event() said so */
                 for (size_t i = 0; i < d->n_devices; i++)
                         if (!d->devices[i].up) {
                                 waiting[n] = &d->devices[i];

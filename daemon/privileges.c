@@ -2,15 +2,15 @@
  * start (as root) and by --check-config, the directories of its own handed
  * to that user, and the drop itself once set-up is over.
  *
- * Invariant: the drop happens while the loop is the only thread and before a
- * byte is served; it either succeeds whole or the daemon does not serve.
+ * Invariant: the drop happens while the process has one thread (credentials
+ * are per thread) and before a byte is served; it either succeeds whole or
+ * the daemon does not serve.
  * Flow: daemon_new() set-up -> [privileges] -> collectors start, the loop
  * serves. */
 #include "daemon-internal.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
