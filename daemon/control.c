@@ -755,15 +755,27 @@ int control_new(sd_event *event, const char *socket_path, const ControlCallbacks
         if (r < 0)
                 goto fail;
 
+        /* Anyone may connect: requests decide privilege by SO_PEERCRED. The
+         * mode comes from the umask at bind(), never from a chmod() by path:
+         * the directory may belong to the unprivileged user the daemon
+         * becomes, who could swap the name for a symbolic link in between.
+         * One thread exists here, so the process-wide umask is ours. */
         c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (c->listen_fd < 0 || bind(c->listen_fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+        if (c->listen_fd < 0) {
                 r = -errno;
                 goto fail;
         }
-        /* Anyone may connect: requests decide privilege by SO_PEERCRED. */
-        if (chmod(socket_path, 0666) < 0 || stat(socket_path, &st) < 0) {
+        mode_t old_umask = umask(0111);
+        r = bind(c->listen_fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : 0;
+        umask(old_umask);
+        if (r < 0)
+                goto fail;
+        if (lstat(socket_path, &st) < 0) {
                 r = -errno;
-                unlink(socket_path);
+                goto fail;
+        }
+        if (!S_ISSOCK(st.st_mode)) {
+                r = -EEXIST;
                 goto fail;
         }
         c->dev = st.st_dev;

@@ -3,8 +3,9 @@
  *
  * The peer's uid comes from SO_PEERCRED, which always tells the truth; the
  * test links with -Wl,--wrap=getsockopt to make the daemon see the uid each
- * test asks for (root or not). Export threads never call cmocka: what they
- * see is recorded and checked here. */
+ * test asks for (root or not), and with -Wl,--wrap=bind to play a user who
+ * swaps the new socket for a symbolic link. Export threads never call
+ * cmocka: what they see is recorded and checked here. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,6 +40,25 @@ int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len) 
 
         if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED)
                 ((struct ucred *) value)->uid = peer_uid;
+        return r;
+}
+
+/* ---- a swap right after bind() ------------------------------------------------ */
+
+/* When set, the socket bind() made is replaced at once by a symbolic link
+ * to this file: what the owner of the socket's directory could do. */
+static const char *swap_target;
+
+int __real_bind(int fd, const struct sockaddr *sa, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len) {
+        int r = __real_bind(fd, sa, len);
+        const char *path = ((const struct sockaddr_un *) sa)->sun_path;
+
+        if (r == 0 && swap_target && sa->sa_family == AF_UNIX) {
+                assert_int_equal(unlink(path), 0);
+                assert_int_equal(symlink(swap_target, path), 0);
+        }
         return r;
 }
 
@@ -355,6 +375,33 @@ static void test_socket(void **state) {
         close(fd);
         assert_int_equal(control_new(e->event, e->path, &cb, &e->control), 0);
         test_status_anyone(state);
+}
+
+/* The mode is set at bind(), not by a chmod() of the path afterwards: a
+ * link swapped in between (the run directory may belong to the daemon's own
+ * unprivileged user) leaves its target alone, and the daemon refuses to
+ * serve on a path that is not its socket. */
+static void test_socket_swapped_for_link(void **state) {
+        Env *e = *state;
+        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e };
+        char victim[160];
+        struct stat st;
+
+        snprintf(victim, sizeof(victim), "%s/victim", e->dir);
+        write_file(victim, (const uint8_t *) "secret", 6);
+        assert_int_equal(chmod(victim, 0600), 0);
+        e->control = control_free(e->control);
+
+        swap_target = victim;
+        assert_int_equal(control_new(e->event, e->path, &cb, &e->control), -EEXIST);
+        swap_target = NULL;
+        assert_null(e->control);
+        assert_int_equal(stat(victim, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+
+        assert_int_equal(unlink(e->path), 0);
+        assert_int_equal(unlink(victim), 0);
+        assert_int_equal(control_new(e->event, e->path, &cb, &e->control), 0);
 }
 
 static void test_reseed_needs_root(void **state) {
@@ -758,6 +805,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 T(test_status_anyone),
                 T(test_socket),
+                T(test_socket_swapped_for_link),
                 T(test_reseed_needs_root),
                 T(test_raw_needs_root),
                 T(test_raw_file_exact),
