@@ -177,6 +177,37 @@ uint64_t selftest_clock_step(const uint64_t *deltas, size_t n) {
 
 /* ---- the checks ---------------------------------------------------------- */
 
+/* How many of s[lag..n) equal the sample lag places earlier, eight pairs a
+ * step. In x = a ^ b a zero byte is a match; adding 0x7f to each byte's low
+ * seven bits carries into its top bit unless they are all zero, so the top
+ * bits that (t | x) leaves clear mark exactly the zero bytes. The marks,
+ * shifted down to 1 per byte, add up in byte lanes that are folded before
+ * any could pass 255. The lag loop covers every period up to half the
+ * window: 6 M pairs at each open. */
+static uint32_t lag_matches(const uint8_t *s, size_t n, size_t lag) {
+        const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, ones = 0x0101010101010101ULL;
+        uint32_t match = 0;
+        size_t i = lag;
+
+        while (i + 8 <= n) {
+                uint64_t lanes = 0;
+
+                for (unsigned k = 0; k < 255 && i + 8 <= n; k++, i += 8) {
+                        uint64_t a, b, x;
+
+                        memcpy(&a, s + i, 8);
+                        memcpy(&b, s + i - lag, 8);
+                        x = a ^ b;
+                        lanes += (~(((x & low7) + low7) | x | low7) >> 7) & ones;
+                }
+                lanes = (lanes & 0x00ff00ff00ff00ffULL) + ((lanes >> 8) & 0x00ff00ff00ff00ffULL);
+                match += (uint32_t) ((lanes * 0x0001000100010001ULL) >> 48);
+        }
+        for (; i < n; i++)
+                match += s[i] == s[i - lag];
+        return match;
+}
+
 SelftestReason selftest_samples(const uint8_t *s, size_t n, SelftestResult *ret) {
         uint32_t count[256] = { 0 }, row[256] = { 0 };
         SelftestResult r = { .run = true, .samples = (uint32_t) n };
@@ -205,11 +236,9 @@ SelftestReason selftest_samples(const uint8_t *s, size_t n, SelftestResult *ret)
                 r.distinct += count[v] > 0;
         r.low_bit = odd > n - odd ? odd : (uint32_t) n - odd;
 
-        for (uint32_t lag = 1; lag <= SELFTEST_LAGS && lag < n; lag++) {
-                uint32_t match = 0;
+        for (uint32_t lag = 1; lag <= SELFTEST_LAGS && lag <= n / 2; lag++) {
+                uint32_t match = lag_matches(s, n, lag);
 
-                for (size_t i = lag; i < n; i++)
-                        match += s[i] == s[i - lag];
                 /* Compared as shares: a longer lag has fewer pairs. */
                 if (r.lag == 0 || (uint64_t) match * (n - r.lag) > (uint64_t) r.lag_match * (n - lag)) {
                         r.lag = lag;

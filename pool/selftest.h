@@ -76,8 +76,9 @@
 /* Periodicity: for each lag 1..SELFTEST_LAGS, the share of samples equal
  * to the one that many places earlier; above 90 % at any lag the sequence
  * repeats itself (a predictor would be right 9 times in 10: 0.15 bit).
- * Seen: at most 30 % (EPYC), 5 % here. */
-#define SELFTEST_LAGS 128U
+ * Every period up to half the window, so that each lag still has 2048
+ * pairs to judge by. Seen: at most 30 % (EPYC), 5 % here. */
+#define SELFTEST_LAGS (SELFTEST_SAMPLES / 2U)
 #define SELFTEST_LAG_MATCH_PERCENT 90U
 /* The row right after an open: its most common value at most 900 times in
  * 1000 (90 %, as above). Seen: 483 in the EPYC capture's 1000-sample

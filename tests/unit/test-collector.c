@@ -645,16 +645,22 @@ static void test_hour_of_good_then_stuck(void **state) {
 }
 
 /* A clock that advances in steps of 26 with varying deltas, then stands
- * still after `clock_freeze` reads. */
+ * still after `clock_freeze` reads. The deltas come from a full 64-bit
+ * mix of the read count (splitmix64's finaliser): a plain multiplicative
+ * hash repeats itself every 563 reads, which the self-test rightly calls
+ * periodic. */
 static atomic_ulong clock_reads;
 static unsigned long clock_freeze;
 
 static uint64_t fake_clock(void) {
         static uint64_t now = 1000;
-        unsigned long n = atomic_fetch_add(&clock_reads, 1);
+        uint64_t n = atomic_fetch_add(&clock_reads, 1);
 
-        if (n < clock_freeze)
-                now += 26 * (1 + ((n * 2654435761UL) >> 7) % 251);
+        if (n < clock_freeze) {
+                n = (n ^ (n >> 30)) * 0xbf58476d1ce4e5b9ULL;
+                n = (n ^ (n >> 27)) * 0x94d049bb133111ebULL;
+                now += 26 * (1 + (n ^ (n >> 31)) % 251);
+        }
         return now;
 }
 
