@@ -58,13 +58,23 @@ static bool parse_date(const char *s, int64_t *ret) {
 
 /* ---- reading ------------------------------------------------------------------- */
 
-/* The whole file, NUL-terminated, at most ASSESSMENT_FILE_MAX bytes. */
+/* The whole file, NUL-terminated, at most ASSESSMENT_FILE_MAX bytes. What
+ * it says decides a credit, so only a file that root or the directory's
+ * owner (the daemon's user) wrote counts: neither the file nor its
+ * directory may be writable by anyone else, or any local user could plant
+ * an assessment for a machine identity that is easy to guess. */
 static int read_file(int dirfd, char **ret, size_t *ret_size, char *why, size_t why_size) {
-        struct stat st;
+        struct stat st, dst;
         size_t n = 0;
         char *buf;
         int fd, r = 0;
 
+        if (fstat(dirfd, &dst) < 0)
+                return refuse(-errno, why, why_size, "state directory: %s", strerror(errno));
+        if (dst.st_mode & (S_IWGRP | S_IWOTH))
+                return refuse(-EPERM, why, why_size,
+                              "the state directory is writable by group or others (mode %04o): "
+                              "an assessment there is not trusted", (unsigned) (dst.st_mode & 07777));
         fd = openat(dirfd, ASSESSMENT_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
                 return errno == ENOENT ? refuse(-ENOENT, why, why_size, "no assessment stored yet")
@@ -73,6 +83,13 @@ static int read_file(int dirfd, char **ret, size_t *ret_size, char *why, size_t 
                 close(fd);
                 return refuse(-EBADMSG, why, why_size, "%s: not a regular file of at most %u bytes", ASSESSMENT_FILE,
                               ASSESSMENT_FILE_MAX);
+        }
+        if ((st.st_uid != 0 && st.st_uid != dst.st_uid) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                close(fd);
+                return refuse(-EPERM, why, why_size,
+                              "%s: owned by uid %u, mode %04o: only a file of root or of the directory's owner, "
+                              "writable by no one else, is trusted", ASSESSMENT_FILE, (unsigned) st.st_uid,
+                              (unsigned) (st.st_mode & 07777));
         }
         buf = malloc(ASSESSMENT_FILE_MAX + 1);
         if (!buf) {

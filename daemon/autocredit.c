@@ -182,7 +182,7 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
                         snprintf(why, sizeof(why), "the stored one holds for another machine or sampler: %.128s", changed);
                         r = -ESTALE;
                 }
-                if (r == -EBADMSG)
+                if (r == -EBADMSG || r == -EPERM)
                         log_fields(LOG_WARNING, FIELDS(i),
                                    "source %s: ignoring the stored assessment: %s", source_name(i), why);
                 if (r == 0) {

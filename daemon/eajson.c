@@ -132,8 +132,13 @@ int ea_report_from_json(const struct json_object *o, EaReport *ret) {
                     !get_entropy(x, "bitstring", 1.0, true, &r.bitstring[e]))
                         return -EBADMSG;
         }
-        /* min_entropy is what ea_non_iid reports from the rest: a file that
-         * claims more than its own estimators said is not ours. */
+        /* h_original and h_bitstring are the least of their estimators,
+         * and min_entropy what ea_non_iid reports from those two: a file
+         * that claims more than its own estimators said is not ours. */
+        for (unsigned e = 0; e < _EA_MAX; e++)
+                if ((!isnan(r.original[e]) && r.h_original > r.original[e] + 1e-6) ||
+                    (!isnan(r.bitstring[e]) && !isnan(r.h_bitstring) && r.h_bitstring > r.bitstring[e] + 1e-6))
+                        return -EBADMSG;
         if (r.min_entropy > r.h_original + 1e-6 || (!isnan(r.h_bitstring) && r.min_entropy > bits * r.h_bitstring + 1e-5))
                 return -EBADMSG;
         *ret = r;

@@ -258,7 +258,17 @@ static void test_report_json(void **state) {
         assert_int_equal(ea_report_from_json(o, &back), -EBADMSG);
         json_object_object_add(o, "min_entropy", json_object_new_double(a.report.h_original + 0.5));
         assert_int_equal(ea_report_from_json(o, &back), -EBADMSG);
+        /* Above its own estimators: every estimator low, the summary
+         * figures high and consistent with each other. */
+        json_object_object_add(o, "min_entropy", json_object_new_double(7.9));
+        json_object_object_add(o, "h_original", json_object_new_double(7.9));
+        json_object_object_add(o, "h_bitstring", json_object_new_double(0.999));
+        assert_int_equal(ea_report_from_json(o, &back), -EBADMSG);
+        json_object_object_add(o, "h_original", ea_json_value(a.report.h_original));
         json_object_object_add(o, "min_entropy", ea_json_value(a.report.min_entropy));
+        assert_int_equal(ea_report_from_json(o, &back), -EBADMSG);
+        json_object_object_add(o, "h_bitstring", ea_json_value(a.report.h_bitstring));
+        assert_int_equal(ea_report_from_json(o, &back), 0);
         json_object_object_add(o, "bits", json_object_new_int(9));
         assert_int_equal(ea_report_from_json(o, &back), -EBADMSG);
         json_object_put(o);
@@ -368,6 +378,37 @@ static void test_damaged_or_foreign_files_are_refused(void **state) {
         assert_int_equal(unlinkat(dirfd_, ASSESSMENT_FILE, AT_REMOVEDIR), 0);
         assert_int_equal(symlinkat("/etc/passwd", dirfd_, ASSESSMENT_FILE), 0);
         assert_true(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)) < 0);
+        assert_int_equal(unlinkat(dirfd_, ASSESSMENT_FILE, 0), 0);
+}
+
+/* Only a file root or the directory's owner wrote, in a directory no one
+ * else may write, decides a credit. */
+static void test_writable_by_others_is_refused(void **state) {
+        Assessment a = sample_assessment(), back;
+        struct stat st;
+        char why[256];
+
+        assert_int_equal(assessment_save(dirfd_, &a), 0);
+        assert_int_equal(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)), 0);
+
+        assert_int_equal(fchmodat(dirfd_, ASSESSMENT_FILE, 0666, 0), 0);
+        assert_int_equal(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)), -EPERM);
+        assert_non_null(strstr(why, "mode 0666"));
+        assert_int_equal(fchmodat(dirfd_, ASSESSMENT_FILE, 0644, 0), 0);
+
+        assert_int_equal(fstat(dirfd_, &st), 0);
+        assert_int_equal(fchmod(dirfd_, 01777), 0);
+        assert_int_equal(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)), -EPERM);
+        assert_non_null(strstr(why, "writable by group or others"));
+        assert_int_equal(fchmod(dirfd_, st.st_mode & 07777), 0);
+        assert_int_equal(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)), 0);
+
+        /* Another user's file (root can make one). */
+        if (geteuid() == 0) {
+                assert_int_equal(fchownat(dirfd_, ASSESSMENT_FILE, 65534, 65534, 0), 0);
+                assert_int_equal(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)), -EPERM);
+                assert_non_null(strstr(why, "owned by uid 65534"));
+        }
         assert_int_equal(unlinkat(dirfd_, ASSESSMENT_FILE, 0), 0);
 }
 
@@ -600,6 +641,7 @@ int main(void) {
                 cmocka_unit_test(test_report_json),
                 cmocka_unit_test_setup_teardown(test_save_and_load, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_damaged_or_foreign_files_are_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_writable_by_others_is_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_failed_save_leaves_nothing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_auto_credit_from_stored, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_identity_change_forces_reassessment, setup, teardown),
