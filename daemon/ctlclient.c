@@ -56,16 +56,23 @@ static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
         fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return ctl_fail(EXIT_FAILED, "socket: %s", strerror(errno));
+        /* Both timeouts before connect(): on a listener whose backlog is
+         * full (a stuck daemon, a flood), a blocking connect() waits for
+         * as long as the send timeout allows, and then fails EAGAIN. */
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
                 int e = errno;
                 close(fd);
+                if (e == EAGAIN || e == ETIMEDOUT)
+                        return ctl_fail(EXIT_FAILED, "busy: truerandomd accepted no connection within %d s (%s)",
+                                        timeout_s, path);
                 if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR)
                         return ctl_fail(EXIT_NOT_RUNNING, "truerandomd is not running (%s: %s)", path, strerror(e));
                 if (e == EACCES || e == EPERM)
                         return ctl_fail(EXIT_PERMISSION, "permission denied on the control socket %s", path);
                 return ctl_fail(EXIT_FAILED, "cannot connect to %s: %s", path, strerror(e));
         }
-        (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         *ret_fd = fd;
         return EXIT_OK;
 }

@@ -219,6 +219,19 @@ def check_metrics(text, status, what):
 
 with tempfile.TemporaryDirectory() as tmp:
     sock = os.path.join(tmp, "control")
+
+    # A daemon that accepts nothing and whose backlog is full: connect()
+    # itself must time out (30 s) and say busy, not hang. Started first and
+    # judged last, so the wait overlaps the rest of the test.
+    stuck_sock = os.path.join(tmp, "stuck")
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stuck.bind(stuck_sock)
+    stuck.listen(0)
+    filler = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    filler.connect(stuck_sock)
+    stuck_started = time.monotonic()
+    stuck_ctl = subprocess.Popen([CTL, "--socket", stuck_sock, "status"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for name, status, verdict in (("serving", SERVING, 0), ("degraded", DEGRADED, 1),
                                   ("running check stopped", ESTIMATE, 1),
                                   ("fewer than min_healthy", UNDER_MIN, 1), ("starting", STARTING, 2),
@@ -557,6 +570,18 @@ with tempfile.TemporaryDirectory() as tmp:
     text = shown.decode(errors="replace")
     check(p.returncode == 0 and "estimator 13 of 13" in text and "50000/50000" in text,
           "assess on a terminal: capture progress, then the estimators step by step: %r" % text[-160:])
+
+    try:
+        out, err = stuck_ctl.communicate(timeout=max(1, 45 - (time.monotonic() - stuck_started)))
+    except subprocess.TimeoutExpired:
+        stuck_ctl.kill()
+        out, err = stuck_ctl.communicate()
+    waited = time.monotonic() - stuck_started
+    check(stuck_ctl.returncode == 3 and "busy" in err and waited < 45,
+          "status against a full backlog: exit 3 and busy after its 30 s timeout, no hang "
+          "(exit %s after %.1f s: %r)" % (stuck_ctl.returncode, waited, err.strip()))
+    filler.close()
+    stuck.close()
     
 
 sys.exit(1 if failures else 0)
