@@ -33,6 +33,9 @@ typedef struct DaemonHooks {
          * one record per read, or -errno). NULL: /dev/kmsg. */
         int (*open_kmsg)(void *userdata);
         bool drop_privileges;     /* after setup keep no capability */
+        /* config_path may be absent (no --config was given): a reload then
+         * takes the defaults, as the start did, rather than failing. */
+        bool config_optional;
         int ready_fd;             /* -1, or gets "READY\n" once ready, then closed */
 } DaemonHooks;
 

@@ -167,6 +167,7 @@ int main(int argc, char *argv[]) {
         }
         log_open(!foreground);
 
+        hooks.config_optional = !config_path;
         r = daemon_new(&config, config_path ? config_path : CONFIG_DEFAULT_PATH, &hooks, &d);
         config_done(&config);
         /* daemon_new() said why, once: a second, generic line would only

@@ -152,7 +152,8 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         d->reloads++;
         d->last_reload_usec = daemon_now_usec();
         d->last_reload_ok = false;
-        r = d->config_path ? config_load(d->config_path, false, &c, &error) : config_init_defaults(&c);
+        r = d->config_path ? config_load(d->config_path, d->hooks.config_optional, &c, &error)
+                           : config_init_defaults(&c);
         if (r < 0) {
                 log_error("%s; keeping the running configuration", error ? error : strerror(-r));
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error), "%s", error ? error : strerror(-r));

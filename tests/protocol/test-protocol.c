@@ -10,6 +10,7 @@
  * SIGTERM and SIGHUP go to the process, blocked in every thread, so the
  * daemon's signalfd takes them exactly as in production. */
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/random.h>
@@ -73,6 +74,7 @@ typedef struct Harness {
         int daemon_fd[_CUSEDEV_KIND_MAX];
         Config config;
         bool use_conf_file;
+        bool conf_optional;          /* as truerandomd without --config */
         const char *sysfs;           /* the daemon's /sys: sysdir, or a test's own */
         pthread_t thread;
         pthread_mutex_t lock;
@@ -185,6 +187,7 @@ static void *daemon_thread(void *userdata) {
                 .sysfs_root = h->sysfs,
                 .open_kmsg = open_kmsg,
                 .ready_fd = -1,
+                .config_optional = h->conf_optional,
         };
         Daemon *d = NULL;
         int r;
@@ -988,6 +991,41 @@ static void test_reload_good_and_bad(void **state) {
         ctl_status_free(j);
         wait_seeded(h);
         assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf)), 64);
+        harness_free(h);
+}
+
+/* Started without --config, on the default path: the file going away is
+ * the defaults again on reload, as at start (truerandomd.conf(5)), not a
+ * refused reload. */
+static void test_reload_without_file_takes_defaults(void **state) {
+        const CtlStatusObject *rl;
+        CtlStatus *j;
+        Harness *h = harness_new();
+        char *error = NULL;
+
+        write_conf(h, "[device]\ntrng_mode = 0400\n");
+        config_done(&h->config);
+        assert_int_equal(config_load(h->conf, true, &h->config, &error), 0);
+        h->use_conf_file = true;
+        h->conf_optional = true;
+        assert_int_equal(harness_start(h), 0);
+        assert_int_equal(node_mode(h, "truerandom"), 0400);
+
+        /* The defaults name the group truerandom, which a machine without
+         * the package lacks: then the reload is refused for that, having
+         * read the defaults, never for the missing file. */
+        assert_int_equal(unlink(h->conf), 0);
+        reload_and_wait(h, 0440, getgrnam("truerandom") ? 5000 : 0);
+        j = wait_reload_status(h, 1);
+        rl = ctl_status_get_object(ctl_status_root(j), "reload");
+        if (getgrnam("truerandom")) {
+                assert_string_equal(ctl_status_get_string(rl, "result"), "ok");
+                assert_int_equal(node_mode(h, "truerandom"), 0440);
+        } else {
+                assert_string_equal(ctl_status_get_string(rl, "result"), "refused");
+                assert_string_equal(ctl_status_get_string(rl, "error"), "group 'truerandom' does not exist");
+        }
+        ctl_status_free(j);
         harness_free(h);
 }
 
@@ -2119,6 +2157,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_bounded_parking, teardown),
                 cmocka_unit_test_teardown(test_stop_answers_parked_readers, teardown),
                 cmocka_unit_test_teardown(test_reload_good_and_bad, teardown),
+                cmocka_unit_test_teardown(test_reload_without_file_takes_defaults, teardown),
                 cmocka_unit_test_teardown(test_failing_source_stalls_truerandom, teardown),
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
