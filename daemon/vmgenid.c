@@ -187,7 +187,12 @@ static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
                 if (n <= 0) {
+                        /* The channel is gone for good: the verdict and the
+                         * daemon learn it now, not at the next clone. */
                         stop_kmsg(g, n < 0 ? -errno : -ENODATA);
+                        if (!g->stats.channel[VMGEN_CHANNEL_UEVENT])
+                                g->stats.detection = VMGEN_NO_CHANNEL;
+                        g->fn(g->userdata, VMGEN_EVENT_LOST, VMGEN_CHANNEL_KERNEL_LOG);
                         return 0;
                 }
                 if (kmsg_parse_record(buf, (size_t)n, &rec) == 0 && kmsg_record_is_kernel(&rec, VMGEN_KMSG_MESSAGE))
@@ -363,6 +368,8 @@ const char *vmgen_describe(const VmgenStats *st, char *buf, size_t size) {
                 snprintf(buf, size, "unavailable: kernel log unreadable (%s)", strerror(-st->kmsg_error));
                 return buf;
         case VMGEN_AVAILABLE:
+                if (!st->channel[VMGEN_CHANNEL_KERNEL_LOG])
+                        return "available (uevents)";
                 return st->channel[VMGEN_CHANNEL_UEVENT] ? "available (kernel log, uevents)" : "available (kernel log)";
         default:
                 return "unknown";

@@ -60,6 +60,8 @@ typedef enum VmgenChannel {
 typedef enum VmgenEvent {
         VMGEN_EVENT_CHANGED,  /* the kernel reported a new generation */
         VMGEN_EVENT_MAYBE,    /* kernel log records were lost; one may have been a change */
+        VMGEN_EVENT_LOST,     /* the kernel log stopped (read error, end of file): from
+                               * now on detection is as vmgen_get_stats() says */
 } VmgenEvent;
 
 typedef void (*VmgenFn)(void *userdata, VmgenEvent event, VmgenChannel via);

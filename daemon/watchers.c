@@ -38,7 +38,15 @@ static void trigger_resume(Daemon *d) {
 
 static void on_vm_generation(void *userdata, VmgenEvent event, VmgenChannel via) {
         Daemon *d = userdata;
+        VmgenStats st;
+        char why[160];
 
+        if (event == VMGEN_EVENT_LOST) {
+                vmgen_get_stats(d->vmgen, &st);
+                log_warning("the kernel log stopped (%s): vm fork detection: %s", strerror(-st.kmsg_error),
+                            vmgen_describe(&st, why, sizeof(why)));
+                return;
+        }
         if (event == VMGEN_EVENT_MAYBE)
                 log_warning("kernel log records were lost before they were read; one may have announced a VM "
                             "generation change, so this is handled as one");

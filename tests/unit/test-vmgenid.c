@@ -46,7 +46,7 @@ typedef struct Fixture {
         int kmsg[2];          /* [0] the watcher's, [1] the test's "kernel" */
         int open_error;       /* open_kmsg() returns this when < 0 */
         unsigned opened;
-        unsigned changed, maybe;
+        unsigned changed, maybe, lost;
         VmgenChannel via;
         sd_event *event;
 } Fixture;
@@ -119,8 +119,10 @@ static void on_change(void *userdata, VmgenEvent event, VmgenChannel via) {
 
         if (event == VMGEN_EVENT_CHANGED)
                 f->changed++;
-        else
+        else if (event == VMGEN_EVENT_MAYBE)
                 f->maybe++;
+        else
+                f->lost++;
         f->via = via;
 }
 
@@ -302,7 +304,10 @@ static void test_kernel_log_ends(void **state) {
         assert_false(st.channel[VMGEN_CHANNEL_KERNEL_LOG]);
         assert_int_equal(st.kmsg_error, -ENODATA);
         assert_int_equal(f->changed, 0);
-        (void)vmgen_describe(&st, buf, sizeof(buf));
+        assert_int_equal(f->lost, 1);
+        /* ... and status no longer claims a watch that ended. */
+        assert_int_equal(st.detection, VMGEN_NO_CHANNEL);
+        assert_string_equal(vmgen_describe(&st, buf, sizeof(buf)), "unavailable: kernel log unreadable (No data available)");
         vmgen_free(g);
 }
 
