@@ -383,9 +383,13 @@ static char *reader(char *str, int num, void *userdata) {
         if (p->lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
                 s += 3;         /* a UTF-8 byte order mark */
         s += strspn(s, " \t\r\n\v\f");
-        /* libinih needs room for "\r\n\0" after the text. */
-        if (num < 3 || strlen(s) > (size_t) num - 3) {
-                fail(p, -EINVAL, p->lineno, "line too long (at most %d characters)", num - 3);
+        /* libinih needs room for "\r\n\0" after the text, whichever
+         * line ending the file has. */
+        size_t len = strlen(s);
+        while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+                len--;
+        if (num < 4 || len > (size_t) num - 4) {
+                fail(p, -EINVAL, p->lineno, "line too long (at most %d characters)", num - 4);
                 return NULL;
         }
 

@@ -2,6 +2,7 @@
  * file that sets everything, the exact "FILE:LINE: reason" for each kind of
  * mistake, and a bad reload that must leave the running configuration alone. */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -435,6 +436,68 @@ static void test_bad_values_name_file_line_and_reason(void **state) {
 
 /* credit = auto for the sources the estimators can judge; a number after
  * it in another file turns it off again. */
+/* The shipped etc/truerandomd.conf shows every key at its default: with
+ * each "#key = value" line uncommented it loads, and gives the defaults. */
+static void test_shipped_example_is_the_defaults(void **state) {
+        const char *root = getenv("TRUERANDOM_SOURCE_ROOT");
+        char path[PATH_MAX], *line = NULL, *error = NULL;
+        size_t size = 0, keys = 0;
+        Config defaults, c;
+        FILE *in, *out;
+
+        assert_non_null(root);
+        snprintf(path, sizeof(path), "%s/etc/truerandomd.conf", root);
+        in = fopen(path, "re");
+        assert_non_null(in);
+        out = fopen(conf, "we");
+        assert_non_null(out);
+        while (getline(&line, &size, in) > 0) {
+                bool setting = line[0] == '#' && line[1] != ' ' && line[1] != '\n' && strchr(line, '=');
+
+                keys += setting;
+                assert_true(fputs(line + setting, out) >= 0);
+        }
+        free(line);
+        fclose(in);
+        assert_int_equal(fclose(out), 0);
+        assert_true(keys >= 20);
+
+        assert_int_equal(config_init_defaults(&defaults), 0);
+        if (config_load(conf, false, &c, &error) < 0)
+                fail_msg("the uncommented example does not load: %s", error);
+        /* The example spells out what the default derives (max_parked / 9). */
+        assert_int_equal(config_max_parked_per_uid(&c), config_max_parked_per_uid(&defaults));
+        c.max_parked_per_uid = defaults.max_parked_per_uid;
+        assert_config_equal(&c, &defaults);
+        config_done(&c);
+        config_done(&defaults);
+}
+
+/* The limit the message and truerandomd.conf(5) give is the one applied:
+ * 196 characters, with either line ending. */
+static void test_longest_line(void **state) {
+        char text[512], line[200];
+        Config c;
+        char *error = NULL;
+
+        memset(line, 'x', sizeof(line));
+        line[0] = '#';
+        for (int len = 196; len <= 197; len++)
+                for (int crlf = 0; crlf <= 1; crlf++) {
+                        snprintf(text, sizeof(text), "[device]\n%.*s%s", len, line, crlf ? "\r\n" : "\n");
+                        write_conf(text);
+                        if (len == 196) {
+                                assert_int_equal(config_load(conf, false, &c, &error), 0);
+                                config_done(&c);
+                        } else {
+                                assert_int_equal(config_load(conf, false, &c, &error), -EINVAL);
+                                assert_non_null(strstr(error, "line too long (at most 196 characters)"));
+                                free(error);
+                                error = NULL;
+                        }
+                }
+}
+
 static void test_credit_auto(void **state) {
         char *error = NULL;
         Config c;
@@ -509,6 +572,8 @@ int main(void) {
                 cmocka_unit_test(test_full_file_overrides_everything),
                 cmocka_unit_test(test_partial_file_keeps_other_defaults),
                 cmocka_unit_test(test_bad_values_name_file_line_and_reason),
+                cmocka_unit_test(test_shipped_example_is_the_defaults),
+                cmocka_unit_test(test_longest_line),
                 cmocka_unit_test(test_credit_auto),
                 cmocka_unit_test(test_credit_is_rounded_down),
                 cmocka_unit_test(test_bad_reload_keeps_previous),
