@@ -95,11 +95,12 @@ static const char *errno_text(int r, char *buf, size_t size) {
 }
 
 /* Why a source cannot be opened now that it could at start: the daemon
- * gave up root after set-up. "" otherwise. */
+ * gave up root after set-up, and every export opens after that, so a
+ * restart would not help. "" otherwise. */
 static const char *open_hint(int r) {
         if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
                 return "";
-        return " (truerandomd runs without root since set-up: give its user read access, or restart it)";
+        return " (truerandomd runs without root since set-up: give its user read access)";
 }
 
 /* A unix socket closed with unread packets resets its peer, and the reset
