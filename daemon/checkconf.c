@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "pool/secret.h"
@@ -74,7 +76,7 @@ int daemon_check_credited(Daemon *d) {
         int errors[_CONFIG_SOURCE_MAX];
         char why[160];
         _cleanup_free_ char *line = NULL;
-        bool any = false;
+        unsigned credited = 0;
 
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceSlot *slot = &d->sources[i];
@@ -91,9 +93,16 @@ int daemon_check_credited(Daemon *d) {
                         states[i] = SOURCE_UNAVAILABLE;
                         errors[i] = slot->assess_error;
                 }
-                any = any || !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
+                credited += !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
         }
-        if (any) {
+        /* Started all the same (a reload may lower it, or an operator may
+         * want a daemon that serves nothing yet), but said at once. */
+        if (credited > 0 && credited < d->config.min_healthy)
+                log_warning("%s: [pool] min_healthy = %u, but %u credited source%s can run: /dev/truerandom will not "
+                            "serve until min_healthy is lowered or more sources are enabled",
+                            d->config_path ? d->config_path : "built-in defaults", d->config.min_healthy, credited,
+                            credited == 1 ? "" : "s");
+        if (credited > 0) {
                 for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
                         if (runs[i] && states[i] == SOURCE_UNAVAILABLE)
                                 log_fields(LOG_NOTICE, &(LogFields){ .source = config_source_name(i) }, "source %s %s",
@@ -106,8 +115,36 @@ int daemon_check_credited(Daemon *d) {
         return -ENOMEDIUM;
 }
 
+/* The control socket's directory: the daemon creates one level, no more. */
+static int check_socket_dir(const Config *c, const char *path, char **ret_error) {
+        _cleanup_free_ char *dir = strdup(c->socket_path);
+        char *slash;
+        struct stat st;
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+                return 0;
+        *slash = '\0';
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+                return 0;
+        slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = '\0';
+                if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+                        return 0;
+                *slash = '/';
+        }
+        if (asprintf(ret_error, "%s: [control] socket = %s: its directory cannot be made (truerandomd creates "
+                                "one level, and %s's parent is missing)", path, c->socket_path, dir) < 0)
+                return -ENOMEM;
+        return -ENOENT;
+}
+
 int daemon_check_config(const Config *c, const char *path, char **ret_error) {
-        bool runs[_CONFIG_SOURCE_MAX] = { 0 }, any = false;
+        bool runs[_CONFIG_SOURCE_MAX] = { 0 };
+        unsigned credited = 0;
         SourceState states[_CONFIG_SOURCE_MAX];
         int errors[_CONFIG_SOURCE_MAX] = { 0 };
         char why[160], *s = NULL;
@@ -116,6 +153,9 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         int r;
 
         r = daemon_resolve_run_user(c, path, &uid, &gid, ret_error);
+        if (r < 0)
+                return r;
+        r = check_socket_dir(c, path, ret_error);
         if (r < 0)
                 return r;
         if (daemon_resolve_group(c->group, &gid) < 0) {
@@ -147,9 +187,9 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
                 }
                 if (errors[i] < 0)
                         states[i] = SOURCE_UNAVAILABLE;
-                any = any || !not_credited(c, i, runs[i], states[i], errors[i], why, sizeof(why));
+                credited += !not_credited(c, i, runs[i], states[i], errors[i], why, sizeof(why));
         }
-        if (!any) {
+        if (credited == 0) {
                 s = no_credited_line(c, path, runs, states, errors);
                 if (!s)
                         return -ENOMEM;

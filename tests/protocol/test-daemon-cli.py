@@ -110,6 +110,34 @@ with tempfile.TemporaryDirectory() as tmp:
     code, out, err, _ = run(["--check-config", "--config", inline])
     check(code == 1 and "inline.conf:8:" in err and "comment" in err, "an inline comment is named: %r" % err.strip())
 
+    # What the start would refuse, --check-config refuses too: a socket
+    # whose directory is two levels from existing.
+    deep = os.path.join(tmp, "deep.conf")
+    with open(deep, "w") as f:
+        f.write("[control]\nsocket = %s/no/such/control\n[assessment]\nstate_directory = %s/state\n"
+                "[device]\ngroup = %d\n[daemon]\nuser = nobody\n" % (tmp, tmp, gid))
+    code, out, err, _ = run(["--check-config", "--config", deep])
+    check(code == 1 and "its directory cannot be made" in err and "/no/such/control" in err,
+          "--check-config refuses a socket directory it cannot make: %r" % err.strip())
+    # Fewer credited sources than min_healthy (jitter alone): the start goes
+    # on, since a reload may lower it, but says at once that it will not
+    # serve (read until that line, then stopped: with CUSE it would run).
+    few = conf("few.conf", "[device]\ngroup = %d\n[pool]\nmin_healthy = 3\n[source.rdseed]\nenable = no\n"
+               "[source.hwrng]\nenable = no\n" % gid)
+    p = subprocess.Popen([D, "--foreground", "--config", few], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    said = ""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "min_healthy = 3" not in said:
+        line = p.stderr.readline()
+        if not line:
+            break
+        said += line
+    p.terminate()
+    p.communicate(timeout=30)
+    check("min_healthy = 3, but 1 credited source can run: /dev/truerandom will not serve" in said,
+          "a start with min_healthy above the credited sources says at once it will not serve: %r" % said.strip())
+
     good = conf("good.conf", "[device]\ngroup = %d\n" % gid)
     code, out, err, _ = run(["--check-config", "--config", good])
     check(code == 0 and out.strip() == good + ": OK", "a good file is OK: %r %r" % (out, err))
