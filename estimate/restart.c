@@ -27,6 +27,14 @@
 
 /* P(max <= x) for n samples, `many` values of probability p and one of
  * probability rest. work holds 3 (n + 1) doubles. */
+/* log(k!), with lgamma_r(): lgamma() writes the global signgam, and the
+ * library promises to be safe from any thread (noniid.h). */
+static double log_factorial(double k) {
+        int sign;
+
+        return lgamma_r(k + 1.0, &sign);
+}
+
 static double restart_max_cdf(size_t n, double p, unsigned many, double rest, unsigned x, double *work) {
         double *dist = work, *next = work + n + 1, *q = work + 2 * (n + 1), log_scale = 0.0;
 
@@ -40,7 +48,7 @@ static double restart_max_cdf(size_t n, double p, unsigned many, double rest, un
                         break;
                 /* Poisson(lambda) pmf up to x, from its log for large lambda. */
                 for (unsigned m = 0; m <= top; m++) {
-                        q[m] = exp(-lambda + m * log(lambda) - lgamma(m + 1.0));
+                        q[m] = exp(-lambda + m * log(lambda) - log_factorial(m));
                         total += q[m];
                 }
                 if (!(total > 0.0))
@@ -58,7 +66,7 @@ static double restart_max_cdf(size_t n, double p, unsigned many, double rest, un
                 memcpy(dist, next, (n + 1) * sizeof(*dist));
         }
         /* log P(Poisson(n) = n) = -n + n log n - log n! */
-        return exp(log_scale + log(dist[n]) - (-(double)n + (double)n * log((double)n) - lgamma((double)n + 1.0)));
+        return exp(log_scale + log(dist[n]) - (-(double)n + (double)n * log((double)n) - log_factorial((double)n)));
 }
 
 int ea_restart_cutoff(size_t n, double h, double alpha, unsigned *ret) {

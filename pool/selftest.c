@@ -74,7 +74,7 @@ char *selftest_describe(const SelftestResult *r, char *buf, size_t size) {
                          r->lag_match, n - r->lag, r->lag, lag_limit(r));
                 break;
         case SELFTEST_STUCK_AFTER_OPEN:
-                snprintf(buf, size, "the first %u samples after open hold one value %u times (limit %u)",
+                snprintf(buf, size, "the first %u samples after the warm-up hold one value %u times (limit %u)",
                          SELFTEST_ROW, r->row_max, SELFTEST_ROW_MAX);
                 break;
         case SELFTEST_STUCK_WORD:

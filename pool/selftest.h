@@ -15,8 +15,9 @@
  * step is measured from them (selftest_clock_step()); the reduced 8-bit
  * samples must take enough values, must not be stuck or periodic, must not
  * hold their lowest bit nearly constant, and the first SELFTEST_ROW of
- * them (the row a restart test sees right after an open) must not be
- * nearly stuck. rdseed: SELFTEST_WORDS words, none repeated and none all
+ * them must not be nearly stuck: the earliest samples judged, where a
+ * collapse after an open (it fades as the caches warm) shows most; the
+ * rows a restart test reads begin after the discarded window. rdseed: SELFTEST_WORDS words, none repeated and none all
  * zeros or all ones. hwrng, kernel and file have none (docs/ENTROPY.md).
  * Plain data, no secrets: the window is discarded, never credited.
  * Flow: [source open: self-test] -> health -> conditioner -> store. */
