@@ -97,7 +97,11 @@ static void reseed(Seeder *s, const uint8_t *block) {
 
 /* A machine whose copies share the store, the key and the buffer: nothing
  * of that may be served again. getrandom() whatever kernel_mix says: right
- * after the change it is the only input the copies do not share. */
+ * after the change it is the only input the copies do not share. Only a
+ * kernel of 5.18 or later reports a change, and there GRND_INSECURE fails
+ * only under a seccomp filter that forbids getrandom() (the unit's allows
+ * it); then the buffer is still discarded, the daemon warns, and the
+ * copies' drop-in streams are alike until the next fresh block. */
 static void vm_generation_changed(Seeder *s) {
         SECRET_BUFFER(kernel, CRNG_KEY_SIZE);
 

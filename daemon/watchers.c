@@ -26,9 +26,13 @@ static void trigger_vm_generation(Daemon *d) {
          * no byte of the old state is served after this. */
         (void)daemon_reseed(d, SEED_TRIGGER_VM_GENERATION);
         seeder_get_stats(d->seeder, &now);
-        log_info("%" PRIu64 " stored blocks purged, CRNG %s; it reseeds from the next fresh block",
-                 now.vm_blocks_purged - was.vm_blocks_purged,
-                 now.rekeys > was.rekeys ? "rekeyed from getrandom()" : "buffer discarded (getrandom() failed)");
+        if (now.rekeys > was.rekeys)
+                log_info("%" PRIu64 " stored blocks purged, CRNG rekeyed from getrandom(); it reseeds from the next "
+                         "fresh block", now.vm_blocks_purged - was.vm_blocks_purged);
+        else
+                log_warning("%" PRIu64 " stored blocks purged, CRNG buffer discarded, but getrandom() failed: until "
+                            "the next fresh block reseeds it, the drop-ins' stream is the one every copy holds",
+                            now.vm_blocks_purged - was.vm_blocks_purged);
 }
 
 static void trigger_resume(Daemon *d) {
