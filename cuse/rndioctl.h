@@ -48,7 +48,6 @@ typedef struct RndRequest {
 RndOp rndioctl_op(unsigned cmd);
 /* Whether the kernel demands CAP_SYS_ADMIN for op. */
 bool rndioctl_privileged(RndOp op);
-/* The kernel's answer to an op it refuses: -EINVAL (GETPOOL), -ENOTTY (unknown). */
 
 /* Decodes. arg is the caller's pointer (for retry iovecs); in/in_size what the
  * kernel delivered; out_size the output room it offered.
