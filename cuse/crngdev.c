@@ -110,7 +110,7 @@ static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, EAGAIN);
                 return;
         }
-        if (cusedev_park(dev, req, size))
+        if (cusedev_park(dev, req, fi, size))
                 cusehub_demand_changed(hub);
 }
 

@@ -24,7 +24,9 @@
 typedef struct CuseFile {
         TAILQ_ENTRY(CuseFile) link;  /* the device's open files */
         CuseDev *dev;
-        uint32_t uid;                /* who opened it (RELEASE carries none) */
+        uint32_t charge;             /* whose account its reads and the file itself count
+                                      * against: the opener's uid or CUSE_UID_USERNS
+                                      * (RELEASE carries no uid) */
         struct fuse_pollhandle *ph; /* newest poll handle; NULL once notified */
 } CuseFile;
 
@@ -35,7 +37,7 @@ typedef struct Parked {
         fuse_req_t req;
         CuseDev *dev;
         size_t size;
-        uint32_t uid;
+        uint32_t uid;                /* its file's charge (the fair queue's key) */
         FairEntry fair;              /* the device's queue of waiting reads */
         TAILQ_ENTRY(Parked) deferred_link; /* drop-ins: the deferred list */
         STAILQ_ENTRY(Parked) touched; /* TRNG pump: reads that get blocks this round */
@@ -134,6 +136,13 @@ void cusehub_seed_if_due(CuseHub *hub);
 /* Closes the session, frees files and the device. Takes NULL; returns NULL. */
 CuseDev *cusedev_free(CuseDev *dev);
 void cusedev_op_init_done(void *userdata);
+/* The account an opener is charged to: its uid when that is 0 or it lives
+ * in the daemon's user namespace, else CUSE_UID_USERNS (also when that
+ * cannot be told: fail closed). One look at /proc for uids but root. */
+uint32_t cusedev_charge(CuseDev *dev, fuse_req_t req);
+/* Opens a file charged to charge. */
+void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charge);
+/* Opens a file; charged with cusedev_charge() where its reads may park. */
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
@@ -151,8 +160,9 @@ bool parked_arm(Parked *p);
 void parked_unlink(Parked *p);
 void parked_reply_err(Parked *p, int err);
 /* Parks a read on dev's queue within the bounds on waiting reads (DESIGN
- * §6): true when it waits; false when it was answered instead (EAGAIN over
- * a bound, ENOMEM, EINTR when interrupted as it parked). */
-bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size);
+ * §6), charged to its file's account: true when it waits; false when it
+ * was answered instead (EAGAIN over a bound, ENOMEM, EINTR when
+ * interrupted as it parked). */
+bool cusedev_park(CuseDev *dev, fuse_req_t req, struct fuse_file_info *fi, size_t size);
 /* Answers every waiting and deferred read with err (shutdown). */
 void cusedev_fail_parked(CuseDev *dev, int err);

@@ -277,15 +277,25 @@ void cusedev_op_init_done(void *userdata) {
 static void file_free(CuseFile *f) {
         TAILQ_REMOVE(&f->dev->files, f, link);
         f->dev->n_files--;
-        uidcount_dec(&f->dev->open_by_uid, f->uid);
+        uidcount_dec(&f->dev->open_by_uid, f->charge);
         if (f->ph)
                 fuse_pollhandle_destroy(f->ph);
         free(f);
 }
 
-void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
+uint32_t cusedev_charge(CuseDev *dev, fuse_req_t req) {
+        const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+        /* The uid the request carries is the host's view of the caller's
+         * fsuid; inside a user namespace one person can hold thousands of
+         * them (cusedev.h). Decided once per open, not per read. */
+        if (ctx->uid == 0 || privilege_initial_userns(dev->hub->proc_root, (pid_t)ctx->pid, ctx->uid) == 1)
+                return ctx->uid;
+        return CUSE_UID_USERNS;
+}
+
+void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charge) {
         CuseDev *dev = fuse_req_userdata(req);
-        uint32_t uid = fuse_req_ctx(req)->uid;
         CuseFile *f;
 
         if (dev->hub->shutting_down) {
@@ -293,13 +303,13 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
                 return;
         }
         f = calloc(1, sizeof(*f));
-        if (!f || uidcount_inc(&dev->open_by_uid, uid) < 0) {
+        if (!f || uidcount_inc(&dev->open_by_uid, charge) < 0) {
                 free(f);
                 fuse_reply_err(req, ENOMEM);
                 return;
         }
         f->dev = dev;
-        f->uid = uid;
+        f->charge = charge;
         TAILQ_INSERT_TAIL(&dev->files, f, link);
         dev->n_files++;
         fi->fh = (uint64_t)(uintptr_t)f;
@@ -308,6 +318,15 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
         /* The opener is gone: the kernel will send no RELEASE. */
         if (fuse_reply_open(req, fi) < 0)
                 file_free(f);
+}
+
+void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+        /* Of the drop-ins only random parks reads, and only before the
+         * first seed (which stays): other opens skip the look at /proc. */
+        bool may_park = dev->kind == CUSEDEV_RANDOM && !crng_is_seeded(dev->hub->crng);
+
+        cusedev_open_file(req, fi, may_park ? cusedev_charge(dev, req) : fuse_req_ctx(req)->uid);
 }
 
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi) {
@@ -377,7 +396,6 @@ Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size) {
         p->req = req;
         p->dev = dev;
         p->size = size;
-        p->uid = fuse_req_ctx(req)->uid;
         return p;
 }
 
@@ -428,7 +446,8 @@ void parked_reply_err(Parked *p, int err) {
         free(p);
 }
 
-/* The bounds on waiting reads (DESIGN §6), for a read of uid: 0 or -EAGAIN.
+/* The bounds on waiting reads (DESIGN §6), for a read charged to uid (its
+ * file's account, CUSE_UID_USERNS for all user namespaces): 0 or -EAGAIN.
  * With the default max_parked_per_uid (max_parked / 9, config.c) eight uids
  * at their quota and root's reserve fit, so every uid can park as long as
  * at most seven others hold their full quota, and root always can. */
@@ -446,8 +465,11 @@ static int park_allowed(const CuseDev *dev, uint32_t uid) {
         return 0;
 }
 
-bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size) {
-        uint32_t uid = fuse_req_ctx(req)->uid;
+bool cusedev_park(CuseDev *dev, fuse_req_t req, struct fuse_file_info *fi, size_t size) {
+        const CuseFile *f = (const CuseFile *)(uintptr_t)fi->fh;
+        /* A read on a file the daemon did not open is nobody's: the shared
+         * account, as for a caller that cannot be told. */
+        uint32_t uid = f ? f->charge : CUSE_UID_USERNS;
         Parked *p;
 
         if (park_allowed(dev, uid) < 0) {
@@ -462,6 +484,7 @@ bool cusedev_park(CuseDev *dev, fuse_req_t req, size_t size) {
                 fuse_reply_err(req, ENOMEM);
                 return false;
         }
+        p->uid = uid;
         if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
                 parked_reply_err(p, ENOMEM);
                 return false;

@@ -55,12 +55,22 @@ typedef struct CuseHubCallbacks {
         void *userdata;
 } CuseHubCallbacks;
 
+/* The account that every caller outside the daemon's user namespace is
+ * charged to, whatever its uid: containers, and the subordinate uids
+ * (/etc/subuid, newuidmap) with which one account runs processes as
+ * thousands of host uids. Together they hold one uid's quota of waiting
+ * reads and open files and one uid's turn in the fair queue, so they
+ * cannot crowd out the host's users. Decided at open (cusedev_charge()),
+ * for the file's whole life. (uid_t)-2: no user has it; a host process
+ * running as it would share their account. */
+#define CUSE_UID_USERNS UINT32_C(0xFFFFFFFE)
+
 /* Bounds on what callers hold (DESIGN §6). Root is held only by
  * max_parked: the waiting reads of every other uid together stop
  * max_parked_per_uid short of it, which stay for root. */
 typedef struct CuseHubLimits {
         unsigned max_parked;          /* waiting reads per device; beyond: EAGAIN */
-        unsigned max_parked_per_uid;  /* of them, one uid other than root's */
+        unsigned max_parked_per_uid;  /* of them, one uid other than root's (CUSE_UID_USERNS one) */
         unsigned max_open_per_uid;    /* /dev/truerandom files of one uid but root; beyond: EMFILE */
 } CuseHubLimits;
 

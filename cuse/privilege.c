@@ -2,8 +2,11 @@
  * CAP_SYS_ADMIN in its effective set, in the daemon's user namespace. See
  * privilege.h for what is read, why the id maps stand in for the ns link
  * when the daemon may not read it, and what that leaves open.
+ * The same look at the caller tells the devices whether it is in that
+ * user namespace at all (privilege_initial_userns()).
  * Everything here fails closed: a file that cannot be read or parsed, a
- * thread that is gone, a pidfd that cannot be had, mean "unprivileged".
+ * thread that is gone, a pidfd that cannot be had, mean "unprivileged" and
+ * "not in the initial user namespace".
  * Flow: CUSE ioctl -> [privilege] -> rndioctl-decoded operation. */
 #include "privilege.h"
 
@@ -196,45 +199,57 @@ static int read_status(const char *path, CallerStatus *ret) {
         return 0;
 }
 
-static bool map_file_is_identity(const char *path) {
+/* 1 when the map file is the full identity, 0 when it is another map,
+ * -errno when it cannot be read. */
+static int map_file_is_identity(const char *path) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         char text[MAP_TEXT_MAX + 1];
         ssize_t n;
 
         if (fd < 0)
-                return false;
+                return -errno;
         /* One read: the kernel's seq_file hands out whole lines, and one
          * extent fits; more than fits is more than one extent. */
         n = read(fd, text, sizeof(text));
-        if (n <= 0 || (size_t) n > MAP_TEXT_MAX)
-                return false;
+        if (n < 0)
+                return -errno;
+        if (n == 0 || (size_t) n > MAP_TEXT_MAX)
+                return 0;
         text[n] = '\0';
         return privilege_map_is_identity(text);
 }
 
 /* Whether the thread whose /proc directory is task_dir lives in the daemon's
- * user namespace. */
-static bool same_user_namespace(const char *proc_root, const char *task_dir) {
+ * user namespace: 1, 0, or -errno when it cannot be told. */
+static int same_user_namespace(const char *proc_root, const char *task_dir) {
         char path[PATH_MAX];
         struct stat own, caller;
+        int r;
 
-        if (proc_path(path, sizeof(path), "%s/self/ns/user", proc_root) < 0 || stat(path, &own) < 0)
-                return false;
+        if (proc_path(path, sizeof(path), "%s/self/ns/user", proc_root) < 0)
+                return -ENAMETOOLONG;
+        if (stat(path, &own) < 0)
+                return -errno;
         if (proc_path(path, sizeof(path), "%s/ns/user", task_dir) < 0)
-                return false;
+                return -ENAMETOOLONG;
         if (stat(path, &caller) == 0)
                 return caller.st_dev == own.st_dev && caller.st_ino == own.st_ino;
         if (errno != EACCES && errno != EPERM)
-                return false;
+                return -errno;
 
         /* No ptrace access to the caller: the id maps, which only the
          * initial namespace shows as the full identity to a reader in the
          * initial namespace (privilege.h, residual risk). */
         if ((uint64_t) own.st_ino != PROC_USER_INIT_INO)
-                return false;
-        if (proc_path(path, sizeof(path), "%s/uid_map", task_dir) < 0 || !map_file_is_identity(path))
-                return false;
-        return proc_path(path, sizeof(path), "%s/gid_map", task_dir) == 0 && map_file_is_identity(path);
+                return -EACCES;
+        if (proc_path(path, sizeof(path), "%s/uid_map", task_dir) < 0)
+                return -ENAMETOOLONG;
+        r = map_file_is_identity(path);
+        if (r <= 0)
+                return r;
+        if (proc_path(path, sizeof(path), "%s/gid_map", task_dir) < 0)
+                return -ENAMETOOLONG;
+        return map_file_is_identity(path);
 }
 
 /* The start time (clock ticks since boot) of a process that has not exited;
@@ -308,33 +323,62 @@ static bool pin_holds(const char *proc_root, pid_t tgid, const Pin *pin) {
         return r == 0;
 }
 
-bool privilege_check(const char *proc_root, pid_t pid, uid_t uid) {
+/* Whether the thread pid, whose request carries uid, lives in the daemon's
+ * user namespace (1, 0, -errno as privilege_initial_userns()), and its
+ * CapEff. */
+static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, uint64_t *ret_capeff) {
         char path[PATH_MAX], task_dir[PATH_MAX];
         CallerStatus st;
         Pin pin = { .pidfd = -1 };
-        bool ok = false;
         pid_t tgid;
+        int r;
 
         if (pid <= 0)
-                return false;
+                return -ESRCH;
         if (!proc_root)
                 proc_root = "/proc";
 
         /* The request names a thread; the pin needs its thread group. */
-        if (proc_path(path, sizeof(path), "%s/%d/status", proc_root, (int) pid) < 0 || read_status(path, &st) < 0)
-                return false;
+        r = proc_path(path, sizeof(path), "%s/%d/status", proc_root, (int) pid);
+        if (r < 0)
+                return r;
+        r = read_status(path, &st);
+        if (r < 0)
+                return r;
         tgid = st.tgid;
-        if (pin_take(proc_root, tgid, &pin) < 0)
-                return false;
+        r = pin_take(proc_root, tgid, &pin);
+        if (r < 0)
+                return r;
 
         /* From here on through the thread group: a tid that is not one of
          * its threads is not found. Everything read must have come from the
          * pinned process, not from one that took its pid after it exited. */
-        ok = proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) tgid, (int) pid) == 0 &&
-             proc_path(path, sizeof(path), "%s/status", task_dir) == 0 && read_status(path, &st) == 0 &&
-             st.tgid == tgid && st.fsuid == uid && ((st.capeff >> CAP_SYS_ADMIN) & 1) &&
-             same_user_namespace(proc_root, task_dir) && pin_holds(proc_root, tgid, &pin);
+        r = proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) tgid, (int) pid);
+        if (r >= 0)
+                r = proc_path(path, sizeof(path), "%s/status", task_dir);
+        if (r >= 0)
+                r = read_status(path, &st);
+        if (r >= 0 && (st.tgid != tgid || st.fsuid != uid))
+                r = -ESRCH;
+        if (r >= 0)
+                r = same_user_namespace(proc_root, task_dir);
+        if (r >= 0 && !pin_holds(proc_root, tgid, &pin))
+                r = -ESRCH;
         if (pin.pidfd >= 0)
                 close(pin.pidfd);
-        return ok;
+        if (r >= 0)
+                *ret_capeff = st.capeff;
+        return r;
+}
+
+int privilege_initial_userns(const char *proc_root, pid_t pid, uid_t uid) {
+        uint64_t capeff;
+
+        return caller_userns(proc_root, pid, uid, &capeff);
+}
+
+bool privilege_check(const char *proc_root, pid_t pid, uid_t uid) {
+        uint64_t capeff;
+
+        return caller_userns(proc_root, pid, uid, &capeff) == 1 && ((capeff >> CAP_SYS_ADMIN) & 1);
 }

@@ -36,7 +36,8 @@
  * against SIGKILL (fs/fuse/dev.c, request_wait_answer), so during the
  * synchronous check the thread id cannot be reused; the pidfd and the fsuid
  * comparison are a second line for what a reused pid would look like.
- * Flow: CUSE ioctl -> [privilege] -> rndioctl-decoded operation. */
+ * Flow: CUSE ioctl -> [privilege] -> rndioctl-decoded operation;
+ *       CUSE open -> [privilege_initial_userns] -> per-uid limits. */
 #pragma once
 
 #include <stdbool.h>
@@ -53,3 +54,11 @@ bool privilege_map_is_identity(const char *map_text);
 
 /* pid: the thread id of the FUSE request; uid: its uid. */
 bool privilege_check(const char *proc_root, pid_t pid, uid_t uid);
+
+/* Whether that caller lives in the daemon's user namespace (the initial
+ * one), read as privilege_check() reads it, capabilities aside: 1 yes, 0
+ * in another; -errno when it cannot be told (pid 0: -ESRCH; a caller gone
+ * or whose fsuid is not uid: -ESRCH; /proc unreadable). Callers that must
+ * fail closed take anything but 1 as "in another". The devices charge the
+ * per-uid limits of such callers to one shared account (cusedev.h). */
+int privilege_initial_userns(const char *proc_root, pid_t pid, uid_t uid);

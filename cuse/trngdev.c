@@ -1,7 +1,9 @@
 /* trngdev.c - /dev/truerandom: full-entropy blocks, each to one reader once.
  *
  * Opening it takes uid 0 or the device's group, checked here whatever the
- * node's mode, and a uid other than root holds a bounded number of files.
+ * node's mode, and a uid other than root holds a bounded number of files;
+ * every caller in a user namespace of its own counts as one uid together
+ * (CUSE_UID_USERNS), for its files and its reads.
  * A read returns 1..n bytes as soon as at least one block is there (short
  * reads, as the old /dev/random), at most one request's worth per read(2).
  * Bytes come from 32-byte store blocks; the unserved tail of a block is
@@ -155,7 +157,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 fuse_reply_err(req, EAGAIN);
                 return;
         }
-        if (!cusedev_park(dev, req, size))
+        if (!cusedev_park(dev, req, fi, size))
                 return;
         cusehub_demand_changed(hub);
         /* Blocks may be waiting behind readers that were queued before. */
@@ -210,21 +212,24 @@ static int caller_in_group(CuseDev *dev, fuse_req_t req) {
 
 static void trng_open(fuse_req_t req, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
-        uint32_t uid = fuse_req_ctx(req)->uid;
+        uint32_t charge;
         int r = caller_in_group(dev, req);
 
         if (r < 0) {
                 fuse_reply_err(req, -r);
                 return;
         }
-        /* Each open file costs the daemon memory: bounded per uid, root
-         * aside. (The drop-ins are not bounded: they stand in for the
+        /* The file's account, for its reads too: every user namespace
+         * shares one (cusedev.h). */
+        charge = cusedev_charge(dev, req);
+        /* Each open file costs the daemon memory: bounded per account,
+         * root aside. (The drop-ins are not bounded: they stand in for the
          * kernel's devices, which every process of a service may hold.) */
-        if (uid != 0 && uidcount_get(&dev->open_by_uid, uid) >= dev->hub->params.limits.max_open_per_uid) {
+        if (charge != 0 && uidcount_get(&dev->open_by_uid, charge) >= dev->hub->params.limits.max_open_per_uid) {
                 fuse_reply_err(req, EMFILE);
                 return;
         }
-        cusedev_op_open(req, fi);
+        cusedev_open_file(req, fi, charge);
 }
 
 static void trng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {

@@ -418,6 +418,48 @@ static int entcnt(Harness *h, CuseDevKind k, const FkFile *f, const FkCaller *wh
         return r < 0 ? r : v;
 }
 
+/* Idle children (killed with this process) that stand for callers with
+ * uids of their own: the daemon charges a file to its opener's uid only
+ * when it sees the opener live in its user namespace (cusedev_charge()),
+ * and that takes a live process in the fake /proc. */
+#define IDLE_CALLERS 24
+static pid_t idle_callers[IDLE_CALLERS];
+
+/* Idle caller `slot` shown in h's fake /proc with uid: a host user (the
+ * daemon's user namespace) or, with userns, a process in a user namespace
+ * of its own that runs as host uid `uid` through a subordinate range (as
+ * useradd's /etc/subuid and newuidmap give every account). */
+static FkCaller show_caller(Harness *h, unsigned slot, uint32_t uid, bool userns) {
+        pid_t pid;
+
+        assert_true(slot < IDLE_CALLERS);
+        pid = idle_callers[slot];
+        assert_int_equal(fakeproc_add(h->proc, pid, uid, 0, userns ? FAKEPROC_NS_OTHER : FAKEPROC_NS_SAME), 0);
+        if (userns) {
+                assert_int_equal(fakeproc_write(h->proc, pid, "uid_map", "         0     100000      65536\n"), 0);
+                assert_int_equal(fakeproc_write(h->proc, pid, "gid_map", "         0     100000      65536\n"), 0);
+        }
+        return (FkCaller){ .uid = uid, .gid = getgid(), .pid = (uint32_t)pid };
+}
+
+/* Opens device k as show_caller() shows that caller. */
+static FkFile open_as(Harness *h, CuseDevKind k, unsigned slot, uint32_t uid, bool userns) {
+        FkCaller c = show_caller(h, slot, uid, userns);
+        FkFile f;
+
+        assert_int_equal(fk_open(h->fk[k], &c, O_RDONLY, &f), 0);
+        return f;
+}
+
+/* Opens /dev/truerandom as root (uid 0 is charged as itself, unlooked). */
+static FkFile open_root(Harness *h) {
+        FkCaller c = { .uid = 0, .gid = 0, .pid = 0 };
+        FkFile f;
+
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &c, O_RDONLY, &f), 0);
+        return f;
+}
+
 /* ------------------------------------------------------------------ */
 /* the tests                                                           */
 
@@ -549,7 +591,7 @@ static void test_thousand_parked_all_answered(void **state) {
 /* Readers that ask again as soon as they are answered; counts bytes per uid
  * until `total` bytes were served. */
 typedef struct Reader {
-        FkCaller caller;
+        const FkFile *file;          /* its uid's */
         int64_t unique;
         uint32_t size;
 } Reader;
@@ -560,7 +602,7 @@ static void run_readers(Harness *h, Reader *r, size_t n, uint64_t total, uint64_
         FkMsg m;
 
         for (size_t i = 0; i < n; i++)
-                r[i].unique = fk_send_read(fk, &r[i].caller, h->trng.fh, r[i].size, 0);
+                r[i].unique = fk_send_read(fk, &r[i].file->caller, r[i].file->fh, r[i].size, 0);
         for (uint64_t got = 0; got < total;) {
                 assert_int_equal(fk_recv(fk, 30000, &m), 0);
                 if (m.kind != FK_MSG_REPLY)
@@ -569,8 +611,8 @@ static void run_readers(Harness *h, Reader *r, size_t n, uint64_t total, uint64_
                         if ((int64_t)m.unique != r[i].unique)
                                 continue;
                         assert_int_equal(m.error, 0);
-                        bytes_by_uid[r[i].caller.uid - uid_base] += m.len;
-                        r[i].unique = fk_send_read(fk, &r[i].caller, h->trng.fh, r[i].size, 0);
+                        bytes_by_uid[r[i].file->caller.uid - uid_base] += m.len;
+                        r[i].unique = fk_send_read(fk, &r[i].file->caller, r[i].file->fh, r[i].size, 0);
                         got += m.len;
                 }
         }
@@ -582,6 +624,7 @@ static double fair_share(unsigned a, unsigned b) {
         Harness *h = harness_new();
         Reader r[32];
         uint64_t bytes[2] = { 0, 0 };
+        FkFile files[2];
         double share;
 
         /* 40 samples make a block: 40000 samples/s is ~1000 blocks/s, far
@@ -592,9 +635,11 @@ static double fair_share(unsigned a, unsigned b) {
         h->config.source[CONFIG_SOURCE_FILE].rate = 40000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
+        /* A uid's readers share its file: the file's opener is charged. */
+        for (unsigned u = 0; u < 2; u++)
+                files[u] = open_as(h, CUSEDEV_TRNG, u, 2000 + u, false);
         for (unsigned i = 0; i < a + b; i++)
-                r[i] = (Reader){ .caller = { .uid = 2000 + (i < a ? 0U : 1U), .gid = 100, .pid = 7000 + i },
-                                 .size = 4096 };
+                r[i] = (Reader){ .file = &files[i < a ? 0 : 1], .size = 4096 };
         run_readers(h, r, a + b, 4000 * 32, bytes, 2000);
         share = (double)bytes[0] / (double)(bytes[0] + bytes[1]);
         print_message("uid 2000 (%u readers): %llu bytes, uid 2001 (%u readers): %llu bytes, share %.3f\n", a,
@@ -614,8 +659,7 @@ static void test_fair_share_two_uids(void **state) {
 static void test_small_reader_not_stuck_behind_huge(void **state) {
         Harness *h = harness_new();
         FakeKernel *fk;
-        FkCaller big = { .uid = 3000, .gid = 100, .pid = 8000 };
-        FkCaller small = { .uid = 3001, .gid = 100, .pid = 8001 };
+        FkFile big, small;
         unsigned big_replies = 0;
         int64_t ub[8], us = 0, sync = 0;
         bool synced = false;
@@ -625,11 +669,13 @@ static void test_small_reader_not_stuck_behind_huge(void **state) {
         h->config.source[CONFIG_SOURCE_FILE].rate = 20000;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_TRNG];
+        big = open_as(h, CUSEDEV_TRNG, 0, 3000, false);
+        small = open_as(h, CUSEDEV_TRNG, 1, 3001, false);
         wait_seeded(h);
         /* One uid reads "1 GiB" with 8 threads, each asking as much as one
          * request carries, again and again. */
         for (int i = 0; i < 8; i++)
-                ub[i] = fk_send_read(fk, &big, h->trng.fh, 131072, 0);
+                ub[i] = fk_send_read(fk, &big.caller, big.fh, 131072, 0);
         while (!us || fk_waiting(fk, (uint64_t)us)) {
                 assert_int_equal(fk_recv(fk, 30000, &m), 0);
                 if (m.kind != FK_MSG_REPLY)
@@ -645,9 +691,9 @@ static void test_small_reader_not_stuck_behind_huge(void **state) {
                         assert_int_equal(m.error, 0);
                         if (synced)
                                 big_replies++;
-                        ub[i] = fk_send_read(fk, &big, h->trng.fh, 131072, 0);
+                        ub[i] = fk_send_read(fk, &big.caller, big.fh, 131072, 0);
                         if (++rounds == 40) {
-                                us = fk_send_read(fk, &small, h->trng.fh, 32, 0);
+                                us = fk_send_read(fk, &small.caller, small.fh, 32, 0);
                                 sync = fk_send_ioctl(fk, NULL, h->trng.fh, RNDGETENTCNT, FK_USER_BASE,
                                                      FUSE_IOCTL_UNRESTRICTED, NULL, 0, 0);
                         }
@@ -1972,27 +2018,58 @@ static void test_open_group_gate(void **state) {
  * 8 uids at quota fill the 80 slots other uids may use, and 10 stay for
  * root. Failed before: the first uid parked 90, and everybody else, root
  * included, got EAGAIN at once. */
-static void test_parked_per_uid(void **state) {
+/* Takes the next n replies, all successful, and counts those that came
+ * before both a's and b's, in the order the daemon sent them (fk_waiting()
+ * turns false as soon as the fake kernel took a reply, not as the test
+ * reads it). */
+static unsigned replies_before_both(FakeKernel *fk, unsigned n, int64_t a, int64_t b) {
+        unsigned before = 0, both = 0;
+        FkMsg m;
+
+        for (unsigned answered = 0; answered < n; answered++) {
+                assert_int_equal(fk_recv(fk, 30000, &m), 0);
+                assert_int_equal(m.kind, FK_MSG_REPLY);
+                assert_int_equal(m.error, 0);
+                if ((int64_t)m.unique == a || (int64_t)m.unique == b)
+                        both++;
+                else if (both < 2)
+                        before++;
+        }
+        return before;
+}
+
+/* A daemon whose devices park at most 90 reads (a quota of 10 per uid),
+ * its sources held back start_delay_ms. */
+static Harness *start_parking(unsigned start_delay_ms) {
         Harness *h = harness_new();
+
+        h->config.max_parked = 90;
+        h->config.start_delay_ms = start_delay_ms;
+        assert_int_equal(harness_start(h), 0);
+        return h;
+}
+
+static void test_parked_per_uid(void **state) {
+        Harness *h;
         FakeKernel *fk;
-        FkCaller greedy = { .uid = 2000, .gid = 100, .pid = 6000 };
-        FkCaller other = { .uid = 2001, .gid = 100, .pid = 6001 };
-        FkCaller root = { .uid = 0, .gid = 0, .pid = 6002 };
+        FkFile greedy, other, root;
         int64_t g[10], o, r, u;
         unsigned greedy_before_both = 0;
         FkMsg m;
 
-        h->config.max_parked = 90;
-        h->config.start_delay_ms = 1500;
-        assert_int_equal(harness_start(h), 0);
+        h = start_parking(1500);
         fk = h->fk[CUSEDEV_TRNG];
+        greedy = open_as(h, CUSEDEV_TRNG, 0, 2000, false);
+        other = open_as(h, CUSEDEV_TRNG, 1, 2001, false);
+        root = open_root(h);
         for (int i = 0; i < 10; i++)
-                g[i] = fk_send_read(fk, &greedy, h->trng.fh, 32, 0);
+                g[i] = fk_send_read(fk, &greedy.caller, greedy.fh, 32, 0);
         /* Its eleventh is refused at once; another uid and root park. */
-        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &greedy, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &greedy.caller, greedy.fh, 32, 0), 5000, &m),
+                         0);
         assert_int_equal(m.error, -EAGAIN);
-        o = fk_send_read(fk, &other, h->trng.fh, 32, 0);
-        r = fk_send_read(fk, &root, h->trng.fh, 32, 0);
+        o = fk_send_read(fk, &other.caller, other.fh, 32, 0);
+        r = fk_send_read(fk, &root.caller, root.fh, 32, 0);
         assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
         assert_true(fk_waiting(fk, (uint64_t)o));
         assert_true(fk_waiting(fk, (uint64_t)r));
@@ -2001,41 +2078,131 @@ static void test_parked_per_uid(void **state) {
         /* The sources start: blocks are dealt round robin across uids, so
          * the other uid and root are answered after at most one of the
          * greedy uid's ten. */
-        for (unsigned answered = 0; answered < 12; answered++) {
-                assert_int_equal(fk_recv(fk, 30000, &m), 0);
-                assert_int_equal(m.kind, FK_MSG_REPLY);
-                assert_int_equal(m.error, 0);
-                if ((int64_t)m.unique != o && (int64_t)m.unique != r && (fk_waiting(fk, (uint64_t)o) ||
-                                                                     fk_waiting(fk, (uint64_t)r)))
-                        greedy_before_both++;
-        }
+        greedy_before_both = replies_before_both(fk, 12, o, r);
         print_message("greedy uid's reads answered before both others were: %u\n", greedy_before_both);
         assert_true(greedy_before_both <= 1);
         harness_free(h);
 
         /* Eight uids at quota, the ninth refused; root still parks ten. */
-        h = harness_new();
-        h->config.max_parked = 90;
-        h->config.start_delay_ms = 600000;
-        assert_int_equal(harness_start(h), 0);
+        h = start_parking(600000);
         fk = h->fk[CUSEDEV_TRNG];
-        for (uint32_t uid = 3000; uid < 3008; uid++)
-                for (int i = 0; i < 10; i++) {
-                        FkCaller c = { .uid = uid, .gid = 100, .pid = 7000 + uid };
-                        u = fk_send_read(fk, &c, h->trng.fh, 32, 0);
-                }
+        for (uint32_t uid = 3000; uid < 3008; uid++) {
+                FkFile f = open_as(h, CUSEDEV_TRNG, uid - 3000, uid, false);
+
+                for (int i = 0; i < 10; i++)
+                        u = fk_send_read(fk, &f.caller, f.fh, 32, 0);
+        }
         assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
         assert_true(fk_waiting(fk, (uint64_t)u));
-        other.uid = 3008;
-        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &other, h->trng.fh, 32, 0), 5000, &m), 0);
+        other = open_as(h, CUSEDEV_TRNG, 8, 3008, false);
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &other.caller, other.fh, 32, 0), 5000, &m), 0);
         assert_int_equal(m.error, -EAGAIN);
+        root = open_root(h);
         for (int i = 0; i < 10; i++)
-                r = fk_send_read(fk, &root, h->trng.fh, 32, 0);
+                r = fk_send_read(fk, &root.caller, root.fh, 32, 0);
         assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
         assert_true(fk_waiting(fk, (uint64_t)r));
         /* 90 waiting: now the bound itself answers, root included. */
-        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &root, h->trng.fh, 32, 0), 5000, &m), 0);
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &root.caller, root.fh, 32, 0), 5000, &m), 0);
         assert_int_equal(m.error, -EAGAIN);
+        harness_free(h);
+}
+
+/* Sends `per` reads on each of files[0..n) and returns how many of them
+ * wait; the others must have been told EAGAIN. */
+static unsigned park_each(Harness *h, CuseDevKind k, const FkFile *files, size_t n, unsigned per) {
+        FakeKernel *fk = h->fk[k];
+        unsigned waiting = 0;
+        int64_t *u = calloc(n * per, sizeof(*u));
+        FkMsg m;
+
+        assert_non_null(u);
+        for (size_t i = 0; i < n; i++)
+                for (unsigned j = 0; j < per; j++)
+                        u[i * per + j] = fk_send_read(fk, &files[i].caller, files[i].fh, 32, 0);
+        /* Requests are handled in order: once this is answered, so are they. */
+        assert_true(entcnt(h, k, &files[0], NULL) >= 0);
+        for (size_t i = 0; i < n * per; i++) {
+                assert_true(u[i] > 0);
+                if (fk_waiting(fk, (uint64_t)u[i])) {
+                        waiting++;
+                        continue;
+                }
+                assert_int_equal(fk_expect_reply(fk, (uint64_t)u[i], 5000, &m), 0);
+                assert_int_equal(m.error, -EAGAIN);
+        }
+        free(u);
+        return waiting;
+}
+
+/* Review of issue 12, item 3: one account with a subordinate uid range
+ * (65,536 uids from useradd; newuidmap maps them) runs processes as
+ * thousands of host uids, each with a quota of its own, and one turn each
+ * in the round robin. Every caller in a user namespace is charged to one
+ * shared account: together they hold one uid's quota, one turn, one uid's
+ * open files, and host users and root are served as before. Failed before
+ * the fix: the namespaced uids parked 80 reads (eight at quota), the host
+ * uid got EAGAIN, and every one of them opened. */
+static void test_userns_callers_share_one_quota(void **state) {
+        enum { NS_UIDS = 20, QUOTA = 10 };
+        Harness *h;
+        FkFile ns[NS_UIDS], host, root;
+        FakeKernel *fk;
+        int64_t n_u[QUOTA], hu, ru;
+        unsigned ns_before_both = 0;
+
+        h = start_parking(600000); /* a quota of QUOTA per uid */
+        for (uint32_t i = 0; i < NS_UIDS; i++)
+                ns[i] = open_as(h, CUSEDEV_TRNG, i, 100000 + i, true);
+        host = open_as(h, CUSEDEV_TRNG, NS_UIDS, 2000, false);
+        root = open_root(h);
+        assert_int_equal(park_each(h, CUSEDEV_TRNG, ns, NS_UIDS, QUOTA), QUOTA);
+        assert_int_equal(park_each(h, CUSEDEV_TRNG, &host, 1, QUOTA), QUOTA);
+        assert_int_equal(park_each(h, CUSEDEV_TRNG, &root, 1, QUOTA), QUOTA);
+        /* The drop-in random parks until its first seed: the same account. */
+        for (uint32_t i = 0; i < NS_UIDS; i++)
+                ns[i] = open_as(h, CUSEDEV_RANDOM, i, 100000 + i, true);
+        host = open_as(h, CUSEDEV_RANDOM, NS_UIDS, 2000, false);
+        assert_int_equal(park_each(h, CUSEDEV_RANDOM, ns, NS_UIDS, QUOTA), QUOTA);
+        assert_int_equal(park_each(h, CUSEDEV_RANDOM, &host, 1, QUOTA), QUOTA);
+        harness_free(h);
+
+        /* One turn in the round robin for all of them: ten namespaced uids
+         * with a read each, then a host uid and root, are served with at
+         * most one namespaced read ahead of both (before: ten). */
+        h = start_parking(1500);
+        fk = h->fk[CUSEDEV_TRNG];
+        for (uint32_t i = 0; i < QUOTA; i++) {
+                ns[i] = open_as(h, CUSEDEV_TRNG, i, 100000 + i, true);
+                n_u[i] = fk_send_read(fk, &ns[i].caller, ns[i].fh, 32, 0);
+        }
+        host = open_as(h, CUSEDEV_TRNG, NS_UIDS, 2000, false);
+        root = open_root(h);
+        hu = fk_send_read(fk, &host.caller, host.fh, 32, 0);
+        ru = fk_send_read(fk, &root.caller, root.fh, 32, 0);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        for (int i = 0; i < QUOTA; i++)
+                assert_true(fk_waiting(fk, (uint64_t)n_u[i]));
+        assert_true(fk_waiting(fk, (uint64_t)hu));
+        assert_true(fk_waiting(fk, (uint64_t)ru));
+        ns_before_both = replies_before_both(fk, QUOTA + 2, hu, ru);
+        print_message("namespaced reads answered before both the host uid's and root's: %u\n", ns_before_both);
+        assert_true(ns_before_both <= 1);
+        harness_free(h);
+
+        /* max_open_per_uid holds them together too; a host uid still opens. */
+        h = harness_new();
+        h->config.max_open_per_uid = 4;
+        h->config.start_delay_ms = 600000;
+        assert_int_equal(harness_start(h), 0);
+        for (uint32_t i = 0; i < NS_UIDS; i++) {
+                FkCaller c = show_caller(h, i, 100000 + i, true);
+                FkFile f;
+
+                assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &c, O_RDONLY, &f), i < 4 ? 0 : -EMFILE);
+        }
+        for (int i = 0; i < 4; i++)
+                host = open_as(h, CUSEDEV_TRNG, NS_UIDS, 2000, false);
         harness_free(h);
 }
 
@@ -2043,13 +2210,14 @@ static void test_parked_per_uid(void **state) {
  * root exempt). Failed before: the 1025th open of one uid succeeded. */
 static void test_open_files_per_uid(void **state) {
         Harness *h = harness_new();
-        FkCaller one = { .uid = 1000, .gid = getgid(), .pid = 0 };
-        FkCaller two = { .uid = 1001, .gid = getgid(), .pid = 0 };
+        FkCaller one, two;
         FkCaller root = { .uid = 0, .gid = 0, .pid = 0 };
         static FkFile f[1025];
         FkFile g;
 
         assert_int_equal(harness_start(h), 0);
+        one = show_caller(h, 0, 1000, false);
+        two = show_caller(h, 1, 1001, false);
         for (int i = 0; i < 1024; i++)
                 assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[i]), 0);
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
@@ -2120,7 +2288,7 @@ static void test_truerandom_read_capped(void **state) {
         harness_free(h);
 }
 
-/* The callers of the fake /proc: this process, an idle child (killed with
+/* The callers of the fake /proc: this process, idle children (killed with
  * this process), and a child that has exited and been reaped. */
 static bool start_callers(void) {
         pid_t idle, gone;
@@ -2131,6 +2299,16 @@ static bool start_callers(void) {
                 prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                 for (;;)
                         pause();
+        }
+        for (size_t i = 0; i < IDLE_CALLERS; i++) {
+                idle_callers[i] = fork();
+                if (idle_callers[i] == 0) {
+                        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                        for (;;)
+                                pause();
+                }
+                if (idle_callers[i] < 0)
+                        return false;
         }
         gone = fork();
         if (gone == 0)
@@ -2173,6 +2351,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_open_group_gate, teardown),
                 cmocka_unit_test_teardown(test_parked_per_uid, teardown),
                 cmocka_unit_test_teardown(test_open_files_per_uid, teardown),
+                cmocka_unit_test_teardown(test_userns_callers_share_one_quota, teardown),
                 cmocka_unit_test_teardown(test_vm_generation_change_purges_store, teardown),
                 cmocka_unit_test_teardown(test_reload_restarts_source_full_store, teardown),
         };
@@ -2191,5 +2370,7 @@ int main(void) {
                 return 1;
         r = cmocka_run_group_tests(tests, NULL, NULL);
         fakeproc_caller_kill((pid_t) unpriv.pid);
+        for (size_t i = 0; i < IDLE_CALLERS; i++)
+                fakeproc_caller_kill(idle_callers[i]);
         return r;
 }

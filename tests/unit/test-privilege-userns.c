@@ -63,6 +63,10 @@ static void test_root_daemon(void **state) {
         assert_false(privilege_check(NULL, full, 0));
         /* Real root still is privileged. */
         assert_true(privilege_check(NULL, getpid(), 0));
+        /* Where the devices charge them: the namespaces' shared account. */
+        assert_int_equal(privilege_initial_userns(NULL, own, NOBODY), 0);
+        assert_int_equal(privilege_initial_userns(NULL, full, 0), 0);
+        assert_int_equal(privilege_initial_userns(NULL, getpid(), 0), 1);
         fakeproc_caller_kill(own);
         fakeproc_caller_kill(full);
 }
@@ -72,7 +76,7 @@ static void test_root_daemon(void **state) {
  * and the namespace root is not. The full identity map passes: the
  * residual risk, pinned so that a way to tell it apart shows up here. */
 static void test_unprivileged_daemon(void **state) {
-        char path[64], link[64], results[5];
+        char path[64], link[64], results[8];
         pid_t own, full;
         struct stat st;
         int fds[2];
@@ -100,6 +104,9 @@ static void test_unprivileged_daemon(void **state) {
                 results[2] = privilege_check(NULL, own, NOBODY);
                 results[3] = privilege_check(NULL, full, 0);
                 results[4] = privilege_check(NULL, 0, 0);
+                results[5] = (char)privilege_initial_userns(NULL, root, 0);
+                results[6] = (char)privilege_initial_userns(NULL, own, NOBODY);
+                results[7] = privilege_initial_userns(NULL, 0, 0) < 0;
                 _exit(write(fds[1], results, sizeof(results)) == sizeof(results) ? 0 : 4);
         }
         close(fds[1]);
@@ -113,6 +120,9 @@ static void test_unprivileged_daemon(void **state) {
         assert_false(results[2]);       /* unshare -Ur as uid 65534 */
         assert_true(results[3]);        /* full identity map: the residual risk */
         assert_false(results[4]);       /* pid 0 */
+        assert_int_equal(results[5], 1); /* real root: the initial namespace, by the maps */
+        assert_int_equal(results[6], 0); /* unshare -Ur: another, by its map */
+        assert_true(results[7]);        /* pid 0: cannot be told */
         fakeproc_caller_kill(own);
         fakeproc_caller_kill(full);
 }

@@ -1,7 +1,8 @@
 /* test-privilege.c - who counts as privileged for the random ioctls: the
  * parsing of status and id maps, a fake proc root (tests/protocol/fakeproc.h)
  * over live processes, and the real /proc checked against capget(2):
- * threads, a caller that dropped CAP_SYS_ADMIN, callers that are gone.
+ * threads, a caller that dropped CAP_SYS_ADMIN, callers that are gone; and
+ * whether a caller is in the daemon's user namespace at all.
  * User namespaces are test-privilege-userns.c's. */
 #include <errno.h>
 #include <fcntl.h>
@@ -225,6 +226,41 @@ static void test_fake_proc(void **state) {
         assert_false(privilege_check("/nonexistent-proc-root", a, 0));
 }
 
+/* The devices' question (which account a caller is charged to): whether
+ * it lives in the daemon's user namespace at all, whatever its
+ * capabilities; anything that cannot be told is an error the devices take
+ * as "another namespace". */
+static void test_fake_proc_initial_userns(void **state) {
+        Fake *f = *state;
+        const char *root = fakeproc_root(f->fp);
+        pid_t a = f->pids[0], b = f->pids[1], c = f->pids[2];
+
+        assert_int_equal(fakeproc_add(f->fp, a, 1000, 0, FAKEPROC_NS_SAME), 0);
+        assert_int_equal(privilege_initial_userns(root, a, 1000), 1);
+        assert_false(privilege_check(root, a, 1000));
+        /* A subordinate uid in a namespace of its own (newuidmap). */
+        assert_int_equal(fakeproc_add(f->fp, b, 100005, 0, FAKEPROC_NS_OTHER), 0);
+        assert_int_equal(fakeproc_write(f->fp, b, "uid_map", "         0     100000      65536\n"), 0);
+        assert_int_equal(privilege_initial_userns(root, b, 100005), 0);
+        /* Every capability does not make it the initial namespace. */
+        assert_int_equal(fakeproc_add(f->fp, b, 0, UINT64_C(0x000001ffffffffff), FAKEPROC_NS_OTHER), 0);
+        assert_int_equal(privilege_initial_userns(root, b, 0), 0);
+
+        /* Cannot be told: no ns link, the request's uid is not the
+         * caller's fsuid, pid 0 or missing, a missing tree. */
+        assert_int_equal(fakeproc_add(f->fp, c, 1000, 0, FAKEPROC_NS_NONE), 0);
+        assert_true(privilege_initial_userns(root, c, 1000) < 0);
+        assert_true(privilege_initial_userns(root, a, 1001) < 0);
+        assert_true(privilege_initial_userns(root, 0, 1000) < 0);
+        assert_true(privilege_initial_userns(root, 999999, 1000) < 0);
+        assert_true(privilege_initial_userns("/nonexistent-proc-root", a, 1000) < 0);
+
+        /* Gone: its pid is free for someone else. */
+        assert_int_equal(kill(a, SIGKILL), 0);
+        assert_int_equal(waitpid(a, NULL, 0), a);
+        assert_true(privilege_initial_userns(root, a, 1000) < 0);
+}
+
 /* A caller that is gone: its pid is free for someone else, so nothing read
  * about it may count, even though the files are still there. */
 static void test_fake_proc_gone(void **state) {
@@ -420,6 +456,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_map),
                 cmocka_unit_test_setup_teardown(test_fake_proc, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_fake_proc_gone, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_fake_proc_initial_userns, fake_setup, fake_teardown),
                 cmocka_unit_test(test_real_proc_self),
                 cmocka_unit_test(test_real_proc_root_without_cap),
                 cmocka_unit_test(test_real_proc_zombie),
