@@ -170,13 +170,13 @@ static void stop_kmsg(Vmgen *g, int error) {
         g->stats.kmsg_error = error;
 }
 
-static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Vmgen *g = userdata;
+/* Up to max records from the kernel log. */
+static void read_kmsg(Vmgen *g, int max) {
         char buf[KMSG_RECORD_MAX];
         KmsgRecord rec;
 
-        for (int i = 0; i < KMSG_BATCH; i++) {
-                ssize_t n = read(fd, buf, sizeof(buf));
+        for (int i = 0; i < max && g->kmsg_fd >= 0; i++) {
+                ssize_t n = read(g->kmsg_fd, buf, sizeof(buf));
 
                 if (n < 0 && errno == EPIPE) {
                         /* Overwritten before we read them; reading goes on
@@ -185,15 +185,23 @@ static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                         continue;
                 }
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                        return 0;
+                        return;
                 if (n <= 0) {
                         stop_kmsg(g, n < 0 ? -errno : -ENODATA);
-                        return 0;
+                        return;
                 }
                 if (kmsg_parse_record(buf, (size_t)n, &rec) == 0 && kmsg_record_is_kernel(&rec, VMGEN_KMSG_MESSAGE))
                         report(g, VMGEN_EVENT_CHANGED, VMGEN_CHANNEL_KERNEL_LOG);
         }
+}
+
+static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        read_kmsg(userdata, KMSG_BATCH);
         return 0;
+}
+
+void vmgen_poll(Vmgen *g) {
+        read_kmsg(g, 1);
 }
 
 /* The kernel log systemd opened for the daemon: StandardInput=file:/dev/kmsg
