@@ -11,8 +11,9 @@
  * The loop (daemon/) owns the fds: it calls cusedev_process() when a session
  * fd is readable, cusehub_pump() when the store may have new blocks or a
  * reseed was asked for, and cusehub_serve_backlog() once per turn while
- * replies wait to go out a batch at a time (so no turn holds the loop). When and from what the CRNG is seeded is the
- * Seeder's policy (crng/seeder.h): the hub pumps it before any reader and
+ * replies wait to go out a batch at a time (so no turn holds the loop).
+ * When and from what the CRNG is seeded is the Seeder's policy
+ * (crng/seeder.h): the hub pumps it before any reader and
  * passes RNDRESEEDCRNG and ioctl credit to it. The hub reports upward only
  * through the callbacks below and cusedev_get_stats(); it never logs.
  * Single-threaded: everything runs on the loop thread.
