@@ -40,6 +40,12 @@ static void serve(CuseDev *dev, fuse_req_t req, size_t size) {
         dev->bytes_served += size;
 }
 
+static void deferred_push(CuseDev *dev, Parked *p) {
+        p->deferred = true;
+        TAILQ_INSERT_TAIL(&dev->deferred, p, deferred_link);
+        dev->n_deferred++;
+}
+
 /* The next request of a long read(2) (offset > 0): answered by
  * crng_serve_deferred() once the session has nothing else queued, or EINTR
  * by its interrupt (cusedev_process() says why). */
@@ -50,37 +56,43 @@ static void defer(CuseDev *dev, fuse_req_t req, size_t size) {
                 fuse_reply_err(req, ENOMEM);
                 return;
         }
-        p->deferred = true;
-        TAILQ_INSERT_TAIL(&dev->deferred, p, deferred_link);
-        dev->n_deferred++;
+        deferred_push(dev, p);
         (void)parked_arm(p);
 }
 
+/* The oldest deferred reads, a batch: the loop turns before the next. */
 static void crng_serve_deferred(CuseDev *dev) {
+        size_t budget = CUSEHUB_BACKLOG_BYTES;
         Parked *p;
 
-        while ((p = TAILQ_FIRST(&dev->deferred))) {
+        while (budget > 0 && (p = TAILQ_FIRST(&dev->deferred))) {
                 parked_unlink(p);
                 serve(dev, p->req, p->size);
+                budget -= MIN(budget, MIN(p->size, (size_t)CUSE_MAX_REPLY));
                 free(p);
         }
 }
 
-/* The CRNG just got its first credited seed: parked readers and pollers of
- * the drop-in random go now. */
+/* The CRNG just got its first credited seed: pollers of the drop-in random
+ * are woken, and its parked reads go to the deferred list, answered a
+ * batch per loop turn. All at once, up to max_parked reads of 128 KiB
+ * (2 GiB with the defaults), would hold the loop for seconds natively and
+ * past the watchdog in a slow guest. They stay interruptible there. */
 static void crng_seeded(CuseDev *dev) {
         FairEntry *e;
 
         if (dev->kind != CUSEDEV_RANDOM)
                 return;
-        while ((e = fairq_pop(dev->fq))) {
-                Parked *p = FAIRQ_ENTRY_OF(e, Parked, fair);
-
+        /* In the queue's order, round robin across uids: one uid's many
+         * reads do not hold another's single one back for long. */
+        while ((e = fairq_next(dev->fq))) {
+                fairq_remove(dev->fq, e);
                 dev->n_parked--;
-                serve(dev, p->req, p->size);
-                free(p);
+                deferred_push(dev, FAIRQ_ENTRY_OF(e, Parked, fair));
         }
         cusedev_notify_pollers(dev);
+        if (dev->n_deferred > 0)
+                cusehub_backlog_changed(dev->hub);
 }
 
 static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {

@@ -58,7 +58,8 @@ typedef struct CuseDevOps {
         void (*seeded)(CuseDev *dev);
         /* Readers wait for store blocks: the sources should run. */
         bool (*wants_blocks)(const CuseDev *dev);
-        /* Answers the reads deferred while cusedev_process() read on. */
+        /* Answers the oldest deferred reads, at most CUSEHUB_BACKLOG_BYTES
+         * (at least one); the rest wait for the next turn. */
         void (*serve_deferred)(CuseDev *dev);
 } CuseDevOps;
 
@@ -85,12 +86,14 @@ struct CuseDev {
         UidCount open_by_uid;                /* the files, per uid */
 
         /* Waiting reads: TRNG deals blocks round robin across uids from
-         * it; the drop-in random answers all at its first seed. By uid for
-         * the per-uid bounds either way. */
+         * it; the drop-in random moves them all to its deferred list at its
+         * first seed. By uid for the per-uid bounds either way. */
         FairQueue *fq;
         unsigned n_parked;
         /* Drop-ins: the later requests of long reads, answered once the
-         * session has nothing else queued (cusedev_process()). */
+         * session has nothing else queued (cusedev_process()), and the
+         * random's reads that waited for its first seed; a batch at a time
+         * (CUSEHUB_BACKLOG_BYTES), the rest on the loop's next turns. */
         TAILQ_HEAD(, Parked) deferred;
         unsigned n_deferred;
 
@@ -131,6 +134,10 @@ void cusehub_demand_changed(CuseHub *hub);
 void cusehub_seeded(CuseHub *hub, SeedResult result);
 /* A due CRNG seed takes its block (before any reader does). */
 void cusehub_seed_if_due(CuseHub *hub);
+/* A device holds deferred reads: the loop is asked for a turn to serve them. */
+void cusehub_backlog_changed(CuseHub *hub);
+/* A session is about to hand over a request. */
+void cusehub_before_request(CuseHub *hub);
 
 /* cusedev.c: what every device does alike */
 /* Closes the session, frees files and the device. Takes NULL; returns NULL. */

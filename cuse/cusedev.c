@@ -191,6 +191,7 @@ static int process_one(CuseDev *dev) {
                 return -ENODEV;
         if (r < 0)
                 return r;
+        cusehub_before_request(dev->hub);
         fuse_session_process_buf(dev->se, &dev->buf);
         return fuse_session_exited(dev->se) ? -ENODEV : 0;
 }
@@ -204,16 +205,18 @@ static int process_one(CuseDev *dev) {
  * they are answered only once the session has nothing queued: an INTERRUPT
  * for one has reached its callback by then, which answers EINTR, and the
  * read returns what it has, as the kernel's /dev/urandom does. Bounded:
- * after CUSE_DRAIN_MAX messages the deferred ones are answered anyway. */
-#define CUSE_DRAIN_MAX 64
-
+ * after CUSEDEV_DRAIN_MAX more messages the deferred ones are answered
+ * anyway, a batch now and the rest on the loop's next turns
+ * (cusehub_serve_backlog()). */
 int cusedev_process(CuseDev *dev) {
         int r = process_one(dev), drained = 0;
 
-        for (unsigned i = 0; i < CUSE_DRAIN_MAX && drained == 0 && dev->n_deferred > 0; i++)
+        for (unsigned i = 0; i < CUSEDEV_DRAIN_MAX && drained == 0 && dev->n_deferred > 0; i++)
                 drained = process_one(dev);
         if (dev->n_deferred > 0)
                 dev->ops->serve_deferred(dev);
+        if (dev->n_deferred > 0)
+                cusehub_backlog_changed(dev->hub);
         if (r < 0)
                 return r;
         return drained == -EAGAIN ? 0 : drained;

@@ -9,9 +9,11 @@
  * list sends it.
  *
  * The loop (daemon/) owns the fds: it calls cusedev_process() when a session
- * fd is readable and cusehub_pump() when the store may have new blocks or a
- * reseed was asked for. When and from what the CRNG is seeded is the
- * Seeder's policy (crng/seeder.h): the hub pumps it before any reader and
+ * fd is readable, cusehub_pump() when the store may have new blocks or a
+ * reseed was asked for, and cusehub_serve_backlog() once per turn while
+ * replies wait to go out a batch at a time (so no turn holds the loop).
+ * When and from what the CRNG is seeded is the Seeder's policy
+ * (crng/seeder.h): the hub pumps it before any reader and
  * passes RNDRESEEDCRNG and ioctl credit to it. The hub reports upward only
  * through the callbacks below and cusedev_get_stats(); it never logs.
  * Single-threaded: everything runs on the loop thread.
@@ -52,6 +54,15 @@ typedef struct CuseHubCallbacks {
         void (*event)(void *userdata, CuseDev *dev, CuseEvent event, int error);
         /* Readers started or stopped waiting: the loop re-evaluates demand. */
         void (*demand)(void *userdata);
+        /* Replies wait to go out that the hub answers a batch at a time
+         * (the drop-in random's readers at its first seed, long reads'
+         * later requests): the loop calls cusehub_serve_backlog() once on
+         * each later turn until it returns false. */
+        void (*backlog)(void *userdata);
+        /* Called before every request a session hands the hub, inside a
+         * drain of several too (cusedev_process()): what must be looked at
+         * before any request is served (a resume, a VM fork) is. */
+        void (*before_request)(void *userdata);
         void *userdata;
 } CuseHubCallbacks;
 
@@ -116,8 +127,12 @@ int cusedev_fd(const CuseDev *dev);
 CuseDevKind cusedev_kind(const CuseDev *dev);
 const char *cusedev_name(const CuseDev *dev);
 
-/* Reads and handles one request. 0: handled; -EAGAIN: nothing there;
- * -ENODEV: the session is over (unmounted, kernel gone); other -errno: fatal. */
+/* Reads and handles one request; while long reads' later requests wait
+ * (see cusedev.c) it reads on, up to CUSEDEV_DRAIN_MAX more, so their
+ * interrupts come first. before_request runs before each. 0: handled;
+ * -EAGAIN: nothing there; -ENODEV: the session is over (unmounted, kernel
+ * gone); other -errno: fatal. */
+#define CUSEDEV_DRAIN_MAX 64
 int cusedev_process(CuseDev *dev);
 
 /* Re-applies owner and mode to the node (after a reload). */
@@ -127,6 +142,16 @@ int cusedev_set_node(CuseDev *dev, uid_t uid, gid_t gid, mode_t mode);
  * waiting /dev/truerandom readers, block by block, round robin across uids.
  * Run it after seeder_trigger(). */
 void cusehub_pump(CuseHub *hub);
+
+/* Most bytes one cusehub_serve_backlog() hands a device's waiting replies
+ * (at least one reply): at the TCG guest's ~60 MB/s of CRNG output 1 MiB
+ * is ~17 ms, so the loop turns (watchdog, signals, other readers) between
+ * batches however many reads waited for the first seed. */
+#define CUSEHUB_BACKLOG_BYTES (1U << 20)
+
+/* Answers one batch of the replies that wait (CuseHubCallbacks.backlog);
+ * true while more wait. */
+bool cusehub_serve_backlog(CuseHub *hub);
 
 /* Whether /dev/truerandom may hand out blocks (enough healthy sources).
  * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed. */

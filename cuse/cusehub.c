@@ -77,6 +77,31 @@ void cusehub_demand_changed(CuseHub *hub) {
                 hub->cb.demand(hub->cb.userdata);
 }
 
+void cusehub_backlog_changed(CuseHub *hub) {
+        if (hub->cb.backlog)
+                hub->cb.backlog(hub->cb.userdata);
+}
+
+void cusehub_before_request(CuseHub *hub) {
+        if (hub->cb.before_request)
+                hub->cb.before_request(hub->cb.userdata);
+}
+
+bool cusehub_serve_backlog(CuseHub *hub) {
+        bool more = false;
+
+        if (hub->shutting_down)
+                return false;
+        for (size_t i = 0; i < hub->n_devs; i++) {
+                CuseDev *dev = hub->devs[i];
+
+                if (dev->n_deferred > 0)
+                        dev->ops->serve_deferred(dev);
+                more |= dev->n_deferred > 0;
+        }
+        return more;
+}
+
 void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error) {
         if (hub->cb.event)
                 hub->cb.event(hub->cb.userdata, dev, event, error);

@@ -13,9 +13,10 @@
  * timerfds armed with TFD_TIMER_CANCEL_ON_SET on every resume (timerfd_resume)
  * and whenever the wall clock is set; this module keeps one such timer on the
  * loop and checks the clocks when it fires. The daemon also calls
- * clockjump_check() before it serves a request (three vDSO clock reads), so
- * a request that wakes the loop after a resume is served after the callback
- * ran.
+ * clockjump_check() before every request the devices handle, those read in
+ * one drain included (three vDSO clock reads, through the hub's
+ * before_request callback), so a request that reaches the daemon after a
+ * resume is served after the callback ran.
  * Loop thread only; it never logs.
  * Flow: kernel clocks -> [clockjump] -> daemon -> reseed. */
 #pragma once

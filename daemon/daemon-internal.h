@@ -57,6 +57,7 @@ struct Daemon {
         sd_event_source *sig_term, *sig_int, *sig_hup;
         sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer, *status_timer;
         sd_event_source *seed_due_timer; /* a reseed the rate limit held falls due */
+        sd_event_source *backlog_timer;  /* the hub's waiting replies, a batch per turn */
         int wake_fd;
         int state_dirfd;             /* [assessment] state_directory, -1 if none */
         Identity machine;            /* what an assessment must hold for */
@@ -156,6 +157,12 @@ uid_t daemon_node_owner(void);
 int daemon_resolve_group(const char *group, gid_t *ret);
 /* The hub's events (CuseHubCallbacks.event): logged, then readiness. */
 void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error);
+/* CuseHubCallbacks.backlog: a loop turn for cusehub_serve_backlog(), and
+ * one more after each while replies wait. */
+void daemon_on_cuse_backlog(void *userdata);
+/* CuseHubCallbacks.before_request: a resume and the kernel log's VM fork
+ * record are looked at before every request. */
+void daemon_before_cuse_request(void *userdata);
 /* Opens device kind's session (hooks.open_device, else /dev/cuse) and
  * watches it on the loop. 0 or -errno (logged). */
 int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid);

@@ -357,7 +357,11 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                                                       .max_open_per_uid = d->config.max_open_per_uid },
                                           .proc_root = d->hooks.proc_root },
                         d->store, d->crng, d->seeder,
-                        &(CuseHubCallbacks){ .event = daemon_on_cuse_event, .demand = update_demand, .userdata = d },
+                        &(CuseHubCallbacks){ .event = daemon_on_cuse_event,
+                                             .demand = update_demand,
+                                             .backlog = daemon_on_cuse_backlog,
+                                             .before_request = daemon_before_cuse_request,
+                                             .userdata = d },
                         &d->hub);
         if (r < 0) {
                 log_error_errno(r, "creating the devices%s", daemon_memlock_hint(r));
@@ -513,6 +517,7 @@ Daemon *daemon_free(Daemon *d) {
         d->wake_source = sd_event_source_disable_unref(d->wake_source);
         d->reseed_timer = sd_event_source_disable_unref(d->reseed_timer);
         d->seed_due_timer = sd_event_source_disable_unref(d->seed_due_timer);
+        d->backlog_timer = sd_event_source_disable_unref(d->backlog_timer);
         d->status_timer = sd_event_source_disable_unref(d->status_timer);
         d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
         d->start_timer = sd_event_source_disable_unref(d->start_timer);

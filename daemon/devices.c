@@ -5,8 +5,10 @@
  *
  * Invariant: before privileges are dropped nothing but CUSE_INIT is read
  * from a session, so not a byte is served as root; afterwards each wake-up
- * of a session serves one request. A session the kernel ends or refuses
- * stops the loop.
+ * of a session serves one request (a few dozen while long reads wait),
+ * each after the resume and VM fork checks, and replies the hub answers in
+ * batches go out one batch per loop turn. A session the kernel ends or
+ * refuses stops the loop.
  * Flow: sources -> pool -> CRNG -> cuse hub -> [devices] -> readers. */
 #include "daemon-internal.h"
 
@@ -90,11 +92,10 @@ static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         Daemon *d = slot->daemon;
         int r;
 
-        /* A request that is the first thing to wake the loop after a
-         * resume is served after the resume was handled. */
-        clockjump_check(d->clockjump);
-        /* One request per wake-up: epoll is level-triggered, so the loop
-         * comes back, and the devices, timers and sources take turns. */
+        /* One request per wake-up, or a drain of a few dozen while long
+         * reads wait (cusedev_process()), each after
+         * daemon_before_cuse_request(): epoll is level-triggered, so the
+         * loop comes back, and the devices, timers and sources take turns. */
         r = cusedev_process(slot->dev);
         if (r == 0 || r == -EAGAIN)
                 return 0;
@@ -109,6 +110,54 @@ static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         d->exit_code = r;
         sd_event_exit(d->event, r);
         return 0;
+}
+
+void daemon_before_cuse_request(void *userdata) {
+        Daemon *d = userdata;
+
+        /* A request that is the first thing to wake the loop after a resume
+         * or a VM fork, or that comes in a drain with the loop's own
+         * sources held back, is served after the change was handled: three
+         * vDSO clock reads and one non-blocking read of the kernel log. */
+        if (d->clockjump)
+                clockjump_check(d->clockjump);
+        if (d->vmgen)
+                vmgen_poll(d->vmgen);
+}
+
+static int on_backlog(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        if (cusehub_serve_backlog(d->hub))
+                daemon_on_cuse_backlog(d);
+        return 0;
+}
+
+/* One batch per turn from a timer that is due at once: re-armed in its
+ * handler, it becomes pending again only in the next iteration's wait,
+ * together with whatever else is ready then, so every other source gets
+ * its turn between two batches. (An sd-event defer source would not: it
+ * stays pending with its first iteration number and so always wins among
+ * sources of its priority.) */
+void daemon_on_cuse_backlog(void *userdata) {
+        Daemon *d = userdata;
+        int r;
+
+        if (!d->event)
+                return;
+        if (!d->backlog_timer) {
+                r = sd_event_add_time(d->event, &d->backlog_timer, CLOCK_MONOTONIC, 0, 1, on_backlog, d);
+                if (r < 0) {
+                        /* Served anyway: with the next request of that
+                         * session, or at stop. */
+                        log_error_errno(r, "backlog timer");
+                        return;
+                }
+                (void)sd_event_source_set_description(d->backlog_timer, "cuse-backlog");
+        } else {
+                (void)sd_event_source_set_time(d->backlog_timer, 0);
+        }
+        (void)sd_event_source_set_enabled(d->backlog_timer, SD_EVENT_ONESHOT);
 }
 
 static int open_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {

@@ -170,13 +170,13 @@ static void stop_kmsg(Vmgen *g, int error) {
         g->stats.kmsg_error = error;
 }
 
-static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Vmgen *g = userdata;
+/* Up to max records from the kernel log. */
+static void read_kmsg(Vmgen *g, int max) {
         char buf[KMSG_RECORD_MAX];
         KmsgRecord rec;
 
-        for (int i = 0; i < KMSG_BATCH; i++) {
-                ssize_t n = read(fd, buf, sizeof(buf));
+        for (int i = 0; i < max && g->kmsg_fd >= 0; i++) {
+                ssize_t n = read(g->kmsg_fd, buf, sizeof(buf));
 
                 if (n < 0 && errno == EPIPE) {
                         /* Overwritten before we read them; reading goes on
@@ -185,7 +185,7 @@ static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                         continue;
                 }
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                        return 0;
+                        return;
                 if (n <= 0) {
                         /* The channel is gone for good: the verdict and the
                          * daemon learn it now, not at the next clone. */
@@ -193,12 +193,20 @@ static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                         if (!g->stats.channel[VMGEN_CHANNEL_UEVENT])
                                 g->stats.detection = VMGEN_NO_CHANNEL;
                         g->fn(g->userdata, VMGEN_EVENT_LOST, VMGEN_CHANNEL_KERNEL_LOG);
-                        return 0;
+                        return;
                 }
                 if (kmsg_parse_record(buf, (size_t)n, &rec) == 0 && kmsg_record_is_kernel(&rec, VMGEN_KMSG_MESSAGE))
                         report(g, VMGEN_EVENT_CHANGED, VMGEN_CHANNEL_KERNEL_LOG);
         }
+}
+
+static int on_kmsg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        read_kmsg(userdata, KMSG_BATCH);
         return 0;
+}
+
+void vmgen_poll(Vmgen *g) {
+        read_kmsg(g, 1);
 }
 
 /* The kernel log systemd opened for the daemon: StandardInput=file:/dev/kmsg

@@ -100,6 +100,12 @@ int vmgen_new(sd_event *event, const VmgenParams *params, VmgenFn fn, void *user
 /* Takes NULL; returns NULL. */
 Vmgen *vmgen_free(Vmgen *g);
 
+/* One non-blocking read of the kernel log, if it is watched: a record
+ * waiting there is handled now, as the loop's own source would. For the
+ * daemon's check before every request (cheap: one read(), EAGAIN when
+ * nothing is there). */
+void vmgen_poll(Vmgen *g);
+
 void vmgen_get_stats(const Vmgen *g, VmgenStats *ret);
 
 /* The verdict in words, for the journal and `truerandomctl status`:

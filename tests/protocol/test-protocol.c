@@ -756,6 +756,33 @@ static void test_dropin_before_and_after_seeding(void **state) {
         harness_free(h);
 }
 
+/* Seeded from the pool (the loop's pump, no request of the session in
+ * sight): the reads that waited are answered by the loop's backlog turns,
+ * a batch each, every one in full. */
+static void test_dropin_parked_served_after_pool_seed(void **state) {
+        Harness *h = harness_new();
+        int64_t u[40];
+        uint64_t first = 0;
+        FkMsg m;
+
+        h->config.start_delay_ms = 300;
+        assert_int_equal(harness_start(h), 0);
+        for (int i = 0; i < 40; i++) {
+                u[i] = fk_send_read(h->fk[CUSEDEV_RANDOM], NULL, h->random.fh, 131072, 0);
+                assert_true(u[i] > 0);
+        }
+        for (int i = 0; i < 40; i++) {
+                assert_int_equal(fk_expect_reply(h->fk[CUSEDEV_RANDOM], (uint64_t)u[i], 10000, &m), 0);
+                assert_int_equal(m.error, 0);
+                assert_int_equal(m.len, 131072);
+                if (i == 0)
+                        first = now_ms();
+        }
+        print_message("40 reads of 128 KiB after the seed: the last %llu ms after the first\n",
+                      (unsigned long long)(now_ms() - first));
+        harness_free(h);
+}
+
 static void test_ioctls(void **state) {
         Harness *h = harness_new();
         FakeKernel *fk;
@@ -2329,6 +2356,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_fair_share_two_uids, teardown),
                 cmocka_unit_test_teardown(test_small_reader_not_stuck_behind_huge, teardown),
                 cmocka_unit_test_teardown(test_dropin_before_and_after_seeding, teardown),
+                cmocka_unit_test_teardown(test_dropin_parked_served_after_pool_seed, teardown),
                 cmocka_unit_test_teardown(test_ioctls, teardown),
                 cmocka_unit_test_teardown(test_userns_caller_refused, teardown),
                 cmocka_unit_test_teardown(test_malformed_ioctl_frames, teardown),

@@ -264,6 +264,35 @@ static void test_available_platform_driver(void **state) {
         available(*state, "platform");
 }
 
+/* The daemon's check before every request: one read, without the loop.
+ * A record behind another takes one call more; nothing there costs an
+ * EAGAIN and changes nothing. */
+static void test_poll_reads_one_record(void **state) {
+        Fixture *f = *state;
+        VmgenStats st;
+        Vmgen *g;
+
+        add_device(f);
+        bind_driver(f, "platform");
+        g = watch(f, &st);
+        vmgen_poll(g);
+        assert_int_equal(f->changed, 0);
+        kernel_says(f, "6,1230,4000000,-;virtio_net virtio0: something\n");
+        kernel_says(f, FORK_RECORD);
+        vmgen_poll(g);
+        assert_int_equal(f->changed, 0);
+        vmgen_poll(g);
+        assert_int_equal(f->changed, 1);
+        assert_int_equal(f->via, VMGEN_CHANNEL_KERNEL_LOG);
+        vmgen_poll(g);
+        drain(f);
+        assert_int_equal(f->changed, 1);
+        vmgen_get_stats(g, &st);
+        assert_int_equal(st.changes, 1);
+        assert_true(st.channel[VMGEN_CHANNEL_KERNEL_LOG]);
+        vmgen_free(g);
+}
+
 static void test_lost_records(void **state) {
         Fixture *f = *state;
         VmgenStats st;
@@ -448,6 +477,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_kernel_log_unreadable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_available_acpi_driver, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_available_platform_driver, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_poll_reads_one_record, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_log_ends, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_log_from_stdin, setup, teardown),
