@@ -9,6 +9,10 @@
  * ahead of it. An explicit credit above half the stored estimate is
  * logged and shown in status.
  *
+ * While the daemon runs, recheck.c reads the machine's identity again and
+ * sends a source whose assessment no longer holds back through
+ * autocredit_resolve().
+ *
  * The state directory is opened once, at start-up (before privileges are
  * dropped), and every write goes through that fd (assessment.h).
  * Flow: config -> [autocredit] -> collectors (sources.c). */

@@ -86,12 +86,15 @@ void autocredit_recheck(Daemon *d, const char *event) {
                         autocredit_resolve(d, i);
                         continue;
                 }
-                slot->collector = collector_free(slot->collector);
-                slot->last = (CollectorStats){ 0 };
-                slot->passed_startup = false;
-                purged = store_purge(d->store, (unsigned)i);
-                log_fields(LOG_WARNING, &f, "source %s: %s (%s): crediting stopped and %zu unserved blocks purged",
-                           f.source, why, event, purged);
+                if (slot->collector) {
+                        slot->collector = collector_free(slot->collector);
+                        slot->last = (CollectorStats){ 0 };
+                        slot->passed_startup = false;
+                        purged = store_purge(d->store, (unsigned)i);
+                        log_fields(LOG_WARNING, &f, "source %s: %s (%s): crediting stopped and %zu unserved blocks "
+                                   "purged", f.source, why, event, purged);
+                } else
+                        log_fields(LOG_NOTICE, &f, "source %s: %s (%s)", f.source, why, event);
                 autocredit_resolve(d, i);
                 if (slot->credit.origin == CREDIT_PENDING)
                         snprintf(slot->assess_why, sizeof(slot->assess_why), "%.24s: %.160s", event, why);
