@@ -9,6 +9,10 @@
  * ahead of it. An explicit credit above half the stored estimate is
  * logged and shown in status.
  *
+ * While the daemon runs, recheck.c reads the machine's identity again and
+ * sends a source whose assessment no longer holds back through
+ * autocredit_resolve().
+ *
  * The state directory is opened once, at start-up (before privileges are
  * dropped), and every write goes through that fd (assessment.h).
  * Flow: config -> [autocredit] -> collectors (sources.c). */
@@ -165,7 +169,7 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
         const SourceConfig *sc = &d->config.source[i];
         SourceParams p = sourceconf_params(sc);
         Identity now = d->machine;
-        char why[192] = "", changed[128];
+        char why[192] = "", changed[176];
         Assessment a;
         int r = -ENOENT;
 
@@ -178,8 +182,8 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
                         r = assessment_load(d->state_dirfd, source_name(i), &a, why, sizeof(why));
                 else
                         snprintf(why, sizeof(why), "no state directory");
-                if (r == 0 && !identity_equal(&a.identity, &now, changed, sizeof(changed))) {
-                        snprintf(why, sizeof(why), "the stored one holds for another machine or sampler: %.128s", changed);
+                if (r == 0 && !credit_assessment_holds(&a, &now, d->config.assess_samples, changed, sizeof(changed))) {
+                        snprintf(why, sizeof(why), "the stored one %.170s", changed);
                         r = -ESTALE;
                 }
                 if (r == -EBADMSG || r == -EPERM)

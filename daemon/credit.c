@@ -3,6 +3,7 @@
 #include "credit.h"
 
 #include <math.h>
+#include <stdio.h>
 
 uint32_t credit_bound_mbits(double min_entropy) {
         double m;
@@ -34,6 +35,23 @@ void credit_decide(const SourceConfig *sc, const Assessment *a, CreditDecision *
                 d.credit_mbits = d.bound_mbits;
         }
         *ret = d;
+}
+
+bool credit_assessment_holds(const Assessment *a, const Identity *now, size_t samples, char *why, size_t why_size) {
+        char changed[128];
+
+        if (!identity_equal(&a->identity, now, changed, sizeof(changed))) {
+                if (why)
+                        snprintf(why, why_size, "holds for another machine or sampler: %s", changed);
+                return false;
+        }
+        if (a->report.samples < samples) {
+                if (why)
+                        snprintf(why, why_size, "was made from %zu samples, fewer than [assessment] samples = %zu",
+                                 a->report.samples, samples);
+                return false;
+        }
+        return true;
 }
 
 const char *credit_origin_to_string(CreditOrigin o) {

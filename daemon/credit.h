@@ -9,6 +9,10 @@
  *   capped    ... unless credit_cap is lower, which then wins
  *   pending   credit = auto with no assessment for this machine yet: no
  *             credit until one is made
+ * An assessment stands behind a credit only while it holds: made for the
+ * identity of the machine and sampler as they are now, and from at least
+ * the [assessment] samples configured (an operator who raised them asked
+ * for a more certain estimate than a smaller capture gives).
  * Half, because the estimators measure a sample of one run of one machine
  * and a credit should leave room for what they cannot see (DESIGN §4,
  * docs/ENTROPY.md). Credits are millibits, rounded down.
@@ -16,6 +20,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "assessment.h"
@@ -45,6 +50,13 @@ uint32_t credit_bound_mbits(double min_entropy);
 /* The decision for a source configured as sc, given the assessment of this
  * machine (NULL when none matches its identity). */
 void credit_decide(const SourceConfig *sc, const Assessment *a, CreditDecision *ret);
+
+/* Whether assessment a may stand behind a credit now: its identity equals
+ * now, and it was made from at least `samples` samples. When not, *why
+ * (when given) says how, to follow "the stored one ": "holds for another
+ * machine or sampler: clocksource was tsc, now hpet", "was made from 50000
+ * samples, fewer than [assessment] samples = 1000000". */
+bool credit_assessment_holds(const Assessment *a, const Identity *now, size_t samples, char *why, size_t why_size);
 
 /* "explicit", "auto", "capped", "pending". */
 const char *credit_origin_to_string(CreditOrigin o);

@@ -60,7 +60,8 @@ struct Daemon {
         sd_event_source *backlog_timer;  /* the hub's waiting replies, a batch per turn */
         int wake_fd;
         int state_dirfd;             /* [assessment] state_directory, -1 if none */
-        Identity machine;            /* what an assessment must hold for */
+        Identity machine;            /* what an assessment must hold for, as last read */
+        sd_event_source *identity_timer; /* reads it again (recheck.c) */
         uint64_t last_extend_usec;   /* last EXTEND_TIMEOUT_USEC= */
         /* Assessments of sources a reload changed, told to stop; joined
          * once done, so the loop never waits for one. */
@@ -141,6 +142,16 @@ bool autocredit_status(Daemon *d, char *buf, size_t size);
  * assessment to a source's status object. */
 struct json_object;
 int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o);
+
+/* recheck.c */
+/* Reads the machine's identity again and stops crediting every source
+ * whose assessment no longer holds for it (or for [assessment] samples):
+ * pending until assessed again. event names the occasion in the log and
+ * status ("reload", "resume", ...). */
+void autocredit_recheck(Daemon *d, const char *event);
+/* Arms the timer that calls autocredit_recheck() every minute
+ * (hooks.identity_check_usec in tests). 0 or -errno (logged). */
+int autocredit_start_recheck(Daemon *d);
 
 /* privileges.c */
 /* [daemon] user as the uid and gid to run as; else -errno and why in

@@ -521,6 +521,7 @@ Daemon *daemon_free(Daemon *d) {
         d->status_timer = sd_event_source_disable_unref(d->status_timer);
         d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
         d->start_timer = sd_event_source_disable_unref(d->start_timer);
+        d->identity_timer = sd_event_source_disable_unref(d->identity_timer);
         d->sig_term = sd_event_source_disable_unref(d->sig_term);
         d->sig_int = sd_event_source_disable_unref(d->sig_int);
         d->sig_hup = sd_event_source_disable_unref(d->sig_hup);

@@ -203,7 +203,9 @@ void identity_set_sampler(Identity *id, const char *name, const SourceParams *p)
                 id->accesses = p->jitter_accesses;
         } else if (p->path) {
                 snprintf(id->path, sizeof(id->path), "%s", p->path);
-                if (stat(p->path, &st) == 0) {
+                /* A FIFO's mtime moves with every write: only a regular
+                 * file's size and mtime say that it is the same capture. */
+                if (stat(p->path, &st) == 0 && S_ISREG(st.st_mode)) {
                         id->file_size = (uint64_t) st.st_size;
                         id->file_mtime_ns = (uint64_t) st.st_mtim.tv_sec * 1000000000U + (uint64_t) st.st_mtim.tv_nsec;
                 }

@@ -47,7 +47,7 @@ void identity_read_machine(const char *sysfs, Identity *ret);
 
 /* The sampler's fields for source `name` with these parameters (jitter:
  * buffer and accesses; file: the path, and the file's size and mtime, 0
- * when it cannot be read). */
+ * when it cannot be read or is not a regular file). */
 void identity_set_sampler(Identity *id, const char *name, const SourceParams *p);
 
 /* True when every field is equal; otherwise false, and *why (when given)

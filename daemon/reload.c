@@ -166,6 +166,8 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 d->last_reload_error[0] = '\0';
         }
         config_done(&c);
+        /* After the new configuration is in: its [assessment] samples too. */
+        autocredit_recheck(d, "reload");
         daemon_after_change(d);
         sd_notify(false, "READY=1");
         return 0;

@@ -76,6 +76,7 @@ typedef struct Harness {
         bool use_conf_file;
         bool conf_optional;          /* as truerandomd without --config */
         const char *sysfs;           /* the daemon's /sys: sysdir, or a test's own */
+        uint64_t identity_check_usec; /* 0: the daemon's own minute */
         pthread_t thread;
         pthread_mutex_t lock;
         pthread_cond_t cond;
@@ -142,6 +143,20 @@ static void write_file(const char *path, const void *data, size_t n) {
         assert_int_equal(fclose(f), 0);
 }
 
+/* A small file's text, NUL-terminated (malloc'd). */
+static char *read_text(const char *path) {
+        FILE *f = fopen(path, "re");
+        char *text = calloc(1, 65536);
+        size_t n;
+
+        assert_non_null(f);
+        assert_non_null(text);
+        n = fread(text, 1, 65535, f);
+        assert_true(n > 0 && n < 65535);
+        fclose(f);
+        return text;
+}
+
 static void sleep_ms(unsigned ms) {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -185,6 +200,7 @@ static void *daemon_thread(void *userdata) {
                 .dev_dir = h->devdir,
                 .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
                 .sysfs_root = h->sysfs,
+                .identity_check_usec = h->identity_check_usec,
                 .open_kmsg = open_kmsg,
                 .ready_fd = -1,
                 .config_optional = h->conf_optional,
@@ -1487,18 +1503,22 @@ static double number(const CtlStatusObject *o, const char *key) {
         return v;
 }
 
-/* The file source's status once it is healthy (within ms). */
-static CtlStatus *wait_file_healthy(Harness *h, unsigned ms) {
+/* The file source's status once its `key` says `value` (within ms). */
+static CtlStatus *wait_file(Harness *h, const char *key, const char *value, unsigned ms) {
         uint64_t until = now_ms() + ms;
 
         for (;;) {
                 CtlStatus *j = control_status(h);
-                if (strcmp(ctl_status_get_string(file_source(j), "state"), "healthy") == 0)
+                if (strcmp(ctl_status_get_string(file_source(j), key), value) == 0)
                         return j;
                 ctl_status_free(j);
                 assert_true(now_ms() < until);
                 sleep_ms(20);
         }
+}
+
+static CtlStatus *wait_file_healthy(Harness *h, unsigned ms) {
+        return wait_file(h, "state", "healthy", ms);
 }
 
 static void test_auto_credit_file(void **state) {
@@ -1653,16 +1673,29 @@ static void test_auto_credit_justifies_nothing(void **state) {
  * assessment is told to stop and stores nothing (its settings are gone),
  * the loop goes on answering meanwhile, and the source is assessed anew
  * with the new settings and credited. */
-static void write_auto_conf(Harness *h, AutoWorld *w, unsigned rate) {
+static void write_auto_conf(Harness *h, AutoWorld *w, unsigned rate, unsigned samples) {
         char text[1024];
 
         snprintf(text, sizeof(text),
                  "[device]\ngroup = %u\n[control]\nsocket = %s/control\n"
-                 "[assessment]\nsamples = 50000\nstate_directory = %s\n"
+                 "[assessment]\nsamples = %u\nstate_directory = %s\n"
                  "[source.jitter]\nenable = no\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
                  "[source.file]\nenable = yes\ncredit = auto\nloop = yes\npath = %s\nrate = %u\n",
-                 (unsigned)getgid(), h->dir, w->state, w->samples, rate);
+                 (unsigned)getgid(), h->dir, samples, w->state, w->samples, rate);
         write_file(h->conf, text, strlen(text));
+}
+
+/* auto_harness() run from a configuration file (so that a reload reads
+ * it again) with rate and [assessment] samples. */
+static Harness *auto_conf_harness(AutoWorld *w, unsigned rate, unsigned samples) {
+        Harness *h = auto_harness(w, true, 0);
+        char *error = NULL;
+
+        write_auto_conf(h, w, rate, samples);
+        config_done(&h->config);
+        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
+        h->use_conf_file = true;
+        return h;
 }
 
 static void test_auto_reload_while_assessing(void **state) {
@@ -1670,22 +1703,17 @@ static void test_auto_reload_while_assessing(void **state) {
         Harness *h;
         CtlStatus *j;
         const CtlStatusObject *f;
-        char *error = NULL;
 
         auto_world_new(&w);
-        h = auto_harness(&w, true, 0);
         /* 50,000 samples at 10,000 a second: 5 s of capture. */
-        write_auto_conf(h, &w, 10000);
-        config_done(&h->config);
-        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
-        h->use_conf_file = true;
+        h = auto_conf_harness(&w, 10000, 50000);
         assert_int_equal(harness_start(h), 0);
         sleep_ms(500);
         j = control_status(h);
         assert_string_equal(ctl_status_get_string(file_source(j), "state"), "assessing");
         ctl_status_free(j);
 
-        write_auto_conf(h, &w, 100000);
+        write_auto_conf(h, &w, 100000, 50000);
         assert_int_equal(kill(getpid(), SIGHUP), 0);
         j = wait_reload_status(h, 1);
         f = file_source(j);
@@ -1700,6 +1728,90 @@ static void test_auto_reload_while_assessing(void **state) {
         assert_true(number(f, "credit_bits") >= 0.94 && number(f, "credit_bits") <= 1.0);
         assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "now");
         ctl_status_free(j);
+        harness_free(h);
+}
+
+/* Pending, not credited, nothing served, and why. */
+static void assert_pending_because(Harness *h, CtlStatus *j, const char *event, const char *why) {
+        const CtlStatusObject *f = file_source(j);
+        const char *reason = ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason");
+
+        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
+        assert_false(ctl_status_is_true(f, "credited"));
+        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
+        assert_non_null(reason);
+        print_message("pending: %s\n", reason);
+        assert_non_null(strstr(reason, event));
+        assert_non_null(strstr(reason, why));
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+}
+
+/* Credited auto from an assessment made now, of `samples` samples; the
+ * state file holds it for clocksource cs. */
+static void assert_credited_anew(Harness *h, AutoWorld *w, double samples, const char *cs) {
+        CtlStatus *j = wait_file_healthy(h, 120000);
+        const CtlStatusObject *f = file_source(j), *est = ctl_status_get_object(f, "estimate");
+        char path[160], *text, want[64];
+
+        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
+        assert_true(number(f, "credit_bits") >= 0.94 && number(f, "credit_bits") <= 1.0);
+        assert_string_equal(ctl_status_get_string(est, "measured"), "now");
+        assert_true(number(est, "samples") == samples);
+        ctl_status_free(j);
+        snprintf(path, sizeof(path), "%s/assessment.json", w->state);
+        text = read_text(path);
+        snprintf(want, sizeof(want), "\"clocksource\": \"%s\"", cs);
+        assert_non_null(strstr(text, want));
+        free(text);
+}
+
+/* While the daemon runs, what its auto credit was measured for changes:
+ * the clocksource (the kernel falls back from an unstable TSC), seen at a
+ * reload and by the minute's identity check; then [assessment] samples
+ * raised by a reload. Each time the source stops being credited at once
+ * (pending, nothing served), says why, is assessed again, and is credited
+ * from the new result, stored with the new identity. */
+static void test_auto_identity_change_at_run_time(void **state) {
+        AutoWorld w;
+        Harness *h;
+        CtlStatus *j;
+
+        auto_world_new(&w);
+        h = auto_conf_harness(&w, 100000, 50000);
+        assert_int_equal(harness_start(h), 0);
+        assert_credited_anew(h, &w, 50000, "tsc");
+
+        /* A reload reads the machine again. */
+        set_clocksource(&w, "hpet\n");
+        assert_int_equal(kill(getpid(), SIGHUP), 0);
+        j = wait_reload_status(h, 1);
+        assert_pending_because(h, j, "reload", "clocksource was tsc, now hpet");
+        ctl_status_free(j);
+        assert_credited_anew(h, &w, 50000, "hpet");
+
+        /* More samples asked: the one made from fewer is stale. */
+        write_auto_conf(h, &w, 100000, 55000);
+        assert_int_equal(kill(getpid(), SIGHUP), 0);
+        j = wait_reload_status(h, 2);
+        assert_pending_because(h, j, "reload", "made from 50000 samples, fewer than [assessment] samples = 55000");
+        ctl_status_free(j);
+        assert_credited_anew(h, &w, 55000, "hpet");
+        harness_free(h);
+
+        /* No reload: the timer finds the switch back. */
+        h = auto_conf_harness(&w, 100000, 55000);
+        h->identity_check_usec = 200000;
+        assert_int_equal(harness_start(h), 0);
+        j = wait_file_healthy(h, 30000);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(file_source(j), "estimate"), "measured"),
+                            "stored");
+        ctl_status_free(j);
+        set_clocksource(&w, "tsc\n");
+        j = wait_file(h, "credit_origin", "pending", 10000);
+        assert_pending_because(h, j, "identity check", "clocksource was hpet, now tsc");
+        ctl_status_free(j);
+        assert_credited_anew(h, &w, 55000, "tsc");
         harness_free(h);
 }
 
@@ -2370,6 +2482,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_reseed_ioctl_before_readers, teardown),
                 cmocka_unit_test_teardown(test_auto_credit_file, teardown),
                 cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
+                cmocka_unit_test_teardown(test_auto_identity_change_at_run_time, teardown),
                 cmocka_unit_test_teardown(test_auto_credit_justifies_nothing, teardown),
                 cmocka_unit_test_teardown(test_running_check_stops_truerandom, teardown),
                 cmocka_unit_test_teardown(test_reseed_storm_rate_limited, teardown),

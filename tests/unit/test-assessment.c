@@ -7,6 +7,11 @@
  *   - an identity change forces reassessment: a stored assessment of
  *     another clocksource, kernel, CPU or sampler setting is not used, and
  *     credit = auto then waits for a new one (pending, no credit);
+ *   - an identity change found at run time (the machine read again) or a
+ *     stored assessment made from fewer samples than [assessment] samples
+ *     asks: the assessment no longer holds, the source is pending, and is
+ *     credited again from a new one made on the worker with the identity
+ *     now read;
  *   - an explicit credit above half the stored estimate is reported
  *     (above_bound), one at or below it is not;
  *   - the state file is written atomically, keeps the other sources, is
@@ -116,20 +121,26 @@ static void assert_report_equal(const EaReport *x, const EaReport *y) {
 
 /* ---- identity --------------------------------------------------------------------- */
 
-static void test_identity_reads_the_machine(void **state) {
-        char sys[sizeof(dir) + 64];
-        struct utsname u;
-        Identity id;
-
-        snprintf(sys, sizeof(sys), "%s/sys/devices/system/clocksource/clocksource0", dir);
+/* A /sys of the test's own under dir whose clocksource is `clocksource`
+ * (made on the first call, rewritten after); its path in sys. */
+static void fake_sysfs(const char *clocksource, char sys[static sizeof(dir) + 64]) {
+        snprintf(sys, sizeof(dir) + 64, "%s/sys/devices/system/clocksource/clocksource0", dir);
         for (char *p = sys + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
                 *p = '\0';
                 (void) mkdir(sys, 0755);
                 *p = '/';
         }
-        assert_int_equal(mkdir(sys, 0755), 0);
-        write_file("sys/devices/system/clocksource/clocksource0/current_clocksource", "hpet\n");
-        snprintf(sys, sizeof(sys), "%s/sys", dir);
+        (void) mkdir(sys, 0755);
+        write_file("sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource);
+        snprintf(sys, sizeof(dir) + 64, "%s/sys", dir);
+}
+
+static void test_identity_reads_the_machine(void **state) {
+        char sys[sizeof(dir) + 64];
+        struct utsname u;
+        Identity id;
+
+        fake_sysfs("hpet\n", sys);
         identity_read_machine(sys, &id);
         assert_string_equal(id.clocksource, "hpet");
         assert_int_equal(uname(&u), 0);
@@ -633,6 +644,120 @@ static void test_assessor_stops_when_asked(void **state) {
         assert_int_equal(assessor_start(&(AssessorParams){ .samples = 50000 }, &a), -EINVAL);
 }
 
+/* ---- an assessment that stops holding while the daemon runs ---------------------- */
+
+/* One assessment of the fake source on the worker thread, as the daemon
+ * starts it (autocredit.c: the machine as last read, the sampler set), its
+ * result stored under dir. */
+static void assess_on_worker(const Identity *machine, uint64_t seed, Assessment *ret) {
+        int efd = eventfd(0, EFD_CLOEXEC);
+        AssessorParams p = {
+                .ops = &fake_ops,
+                .params = { .path = "/fake" },
+                .samples = 20000,
+                .identity = *machine,
+                .state_dirfd = dirfd_,
+                .wake = on_wake,
+                .userdata = &efd,
+        };
+        Assessor *a = NULL;
+        int save_error = -1;
+
+        assert_true(efd >= 0);
+        fake = (Fake){ .seed = seed };
+        identity_set_sampler(&p.identity, "file", &p.params);
+        assert_int_equal(assessor_start(&p, &a), 0);
+        while (!assessor_is_done(a)) {
+                struct pollfd pf = { .fd = efd, .events = POLLIN };
+                uint64_t n;
+
+                assert_true(poll(&pf, 1, 60000) == 1);
+                (void) !read(efd, &n, sizeof(n));
+        }
+        assert_int_equal(assessor_result(a, ret, &save_error), 0);
+        assert_int_equal(save_error, 0);
+        assessor_free(a);
+        close(efd);
+}
+
+/* The daemon's run-time check (autocredit_recheck): the machine is read
+ * again (a timer, a reload, a VM generation change, a resume); when the
+ * assessment behind an auto credit no longer holds for it, the source is
+ * pending (no credit) until the worker has assessed it again, and is then
+ * credited from that new result, stored with the new identity. */
+static void test_identity_change_at_run_time(void **state) {
+        SourceConfig sc = { .enable = true, .credit_auto = true, .credit_cap_mbits = 8000 };
+        SourceParams fp = { .path = "/fake" };
+        Identity machine, again, now;
+        Assessment held, fresh, back;
+        CreditDecision d;
+        char sys[sizeof(dir) + 64], why[256];
+
+        /* At start: tsc, assessed, credited from it. */
+        fake_sysfs("tsc\n", sys);
+        identity_read_machine(sys, &machine);
+        assert_string_equal(machine.clocksource, "tsc");
+        assess_on_worker(&machine, 3, &held);
+        now = machine;
+        identity_set_sampler(&now, "file", &fp);
+        assert_true(credit_assessment_holds(&held, &now, 20000, why, sizeof(why)));
+        credit_decide(&sc, &held, &d);
+        assert_int_equal(d.origin, CREDIT_AUTO);
+        assert_true(d.credit_mbits > 900);
+
+        /* Read again with nothing changed: it still holds. */
+        identity_read_machine(sys, &again);
+        assert_true(identity_equal(&machine, &again, NULL, 0));
+
+        /* The kernel marks the TSC unstable and falls back to hpet: read
+         * again, the machine is another, the credit in force no longer
+         * holds, and with no assessment for this machine the source is
+         * pending: not credited. */
+        fake_sysfs("hpet\n", sys);
+        identity_read_machine(sys, &again);
+        assert_false(identity_equal(&machine, &again, why, sizeof(why)));
+        assert_string_equal(why, "clocksource was tsc, now hpet");
+        now = again;
+        identity_set_sampler(&now, "file", &fp);
+        assert_false(credit_assessment_holds(&held, &now, 20000, why, sizeof(why)));
+        assert_string_equal(why, "holds for another machine or sampler: clocksource was tsc, now hpet");
+        /* Nor does what is stored (the same assessment). */
+        assert_int_equal(assessment_load(dirfd_, "file", &back, why, sizeof(why)), 0);
+        assert_false(credit_assessment_holds(&back, &now, 20000, NULL, 0));
+        credit_decide(&sc, NULL, &d);
+        assert_int_equal(d.origin, CREDIT_PENDING);
+        assert_int_equal(d.credit_mbits, 0);
+
+        /* Assessed again on the worker with the machine as now read: that
+         * result is stored with the new identity and credited. */
+        assess_on_worker(&again, 4, &fresh);
+        assert_string_equal(fresh.identity.clocksource, "hpet");
+        assert_true(credit_assessment_holds(&fresh, &now, 20000, why, sizeof(why)));
+        credit_decide(&sc, &fresh, &d);
+        assert_int_equal(d.origin, CREDIT_AUTO);
+        assert_int_equal(d.credit_mbits, credit_bound_mbits(fresh.report.min_entropy));
+        assert_int_equal(assessment_load(dirfd_, "file", &back, why, sizeof(why)), 0);
+        assert_string_equal(back.identity.clocksource, "hpet");
+        assert_true(credit_assessment_holds(&back, &now, 20000, NULL, 0));
+}
+
+/* An operator who raises [assessment] samples asks for a more certain
+ * estimate: a stored one made from fewer samples is stale (assessed
+ * again); one made from as many or more still holds. */
+static void test_fewer_samples_than_configured_is_stale(void **state) {
+        Assessment a = sample_assessment(), back;
+        char why[256];
+
+        assert_int_equal(a.report.samples, 20000);
+        assert_int_equal(assessment_save(dirfd_, &a), 0);
+        assert_int_equal(assessment_load(dirfd_, "jitter", &back, why, sizeof(why)), 0);
+        assert_true(credit_assessment_holds(&back, &a.identity, 20000, why, sizeof(why)));
+        assert_true(credit_assessment_holds(&back, &a.identity, 10000, why, sizeof(why)));
+        assert_false(credit_assessment_holds(&back, &a.identity, 20001, why, sizeof(why)));
+        assert_false(credit_assessment_holds(&back, &a.identity, 1000000, why, sizeof(why)));
+        assert_string_equal(why, "was made from 20000 samples, fewer than [assessment] samples = 1000000");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_identity_reads_the_machine, setup, teardown),
@@ -648,6 +773,8 @@ int main(void) {
                 cmocka_unit_test(test_explicit_above_bound_is_reported),
                 cmocka_unit_test_setup_teardown(test_assessor_measures_and_stores, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_assessor_stops_when_asked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_identity_change_at_run_time, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fewer_samples_than_configured_is_stale, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
