@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "ctlproto.h"
+#include "cuse/cusedev.h"
+#include "cuse/privilege.h"
 #include "pool/secret.h"
 
 /* The collector's chunk (pool/collector.c): the export reads the source in
@@ -49,7 +51,8 @@ struct Conn {
         Control *control;
         LIST_ENTRY(Conn) link;
         int fd;
-        uid_t uid;
+        uid_t uid;                 /* the peer's: root or not */
+        uid_t charge;              /* whose connections it counts among */
         sd_event_source *io, *deadline;
         uint8_t *out;              /* a final reply waiting for socket room */
         size_t out_size;
@@ -301,7 +304,7 @@ static int on_conn_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int conn_new(Control *c, int fd, uid_t uid) {
+static int conn_new(Control *c, int fd, uid_t uid, uid_t charge) {
         Conn *conn;
         int r;
 
@@ -311,6 +314,7 @@ static int conn_new(Control *c, int fd, uid_t uid) {
         conn->control = c;
         conn->fd = fd;
         conn->uid = uid;
+        conn->charge = charge;
         r = sd_event_add_io(c->event, &conn->io, fd, EPOLLIN | EPOLLRDHUP, on_conn_io, conn);
         if (r >= 0)
                 r = sd_event_add_time_relative(c->event, &conn->deadline, CLOCK_MONOTONIC, CONTROL_DEADLINE_USEC, 0,
@@ -348,17 +352,26 @@ static void pause_accepting(Control *c) {
                 (void) sd_event_source_set_enabled(c->listen_source, SD_EVENT_ON);
 }
 
-static unsigned conns_of(const Control *c, uid_t uid) {
+static unsigned conns_of(const Control *c, uid_t charge) {
         unsigned n = 0;
         Conn *conn;
 
         LIST_FOREACH(conn, &c->conns, link)
-                n += conn->uid == uid;
+                n += conn->charge == charge;
         return n;
 }
 
-/* Why a new connection of uid is refused (control.h has the bounds), or
- * NULL. What a uid holds is counted on the list: it has 16 entries at most. */
+/* Whose connections a peer's counts among: its uid, or for a peer in a
+ * user namespace (or one that cannot be told) the one account they share. */
+static uid_t peer_charge(const Control *c, const struct ucred *cred) {
+        if (cred->uid == 0 || privilege_initial_userns(c->cb.proc_root, cred->pid, cred->uid) == 1)
+                return cred->uid;
+        return CUSE_UID_USERNS;
+}
+
+/* Why a new connection charged to uid is refused (control.h has the
+ * bounds), or NULL. What a uid holds is counted on the list: it has 16
+ * entries at most. */
 static const char *conn_refused(const Control *c, uid_t uid, char *buf, size_t size) {
         unsigned mine;
 
@@ -373,11 +386,13 @@ static const char *conn_refused(const Control *c, uid_t uid, char *buf, size_t s
                 return buf;
         }
         mine = conns_of(c, uid);
-        if (mine >= CONTROL_MAX_PER_UID) {
+        if (mine >= CONTROL_MAX_PER_UID && uid == CUSE_UID_USERNS)
+                snprintf(buf, size, "user namespaces hold %u control connections, the most they may together", mine);
+        else if (mine >= CONTROL_MAX_PER_UID)
                 snprintf(buf, size, "uid %u holds %u control connections, the most one uid may", (unsigned) uid,
                          mine);
+        if (mine >= CONTROL_MAX_PER_UID)
                 return buf;
-        }
         return NULL;
 }
 
@@ -401,6 +416,7 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 socklen_t len = sizeof(cred);
                 const char *why;
                 char buf[128];
+                uid_t charge;
 
                 if (cfd < 0) {
                         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -413,10 +429,11 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         close(cfd);
                         continue;
                 }
-                why = conn_refused(c, cred.uid, buf, sizeof(buf));
+                charge = peer_charge(c, &cred);
+                why = conn_refused(c, charge, buf, sizeof(buf));
                 if (why)
                         refuse_busy(cfd, why);
-                else if (conn_new(c, cfd, cred.uid) < 0)
+                else if (conn_new(c, cfd, cred.uid, charge) < 0)
                         close(cfd);
         }
         return 0;

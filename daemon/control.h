@@ -10,7 +10,9 @@
  * that sends nothing within CONTROL_DEADLINE_USEC is answered "timeout" and
  * closed, at most CONTROL_MAX_CONNECTIONS wait at once, the last few kept
  * for root and at most CONTROL_MAX_PER_UID of any other uid (more get
- * "busy", whatever they would have asked).
+ * "busy", whatever they would have asked). Peers in user namespaces count
+ * as one uid together (CUSE_UID_USERNS, as on the devices): subordinate
+ * uids do not add up to more.
  * A raw export runs in a thread of its own with its own instance of the
  * source (ops->open), reading it in the collector's chunk size, so the bytes
  * are the very samples the health tests would see; it never touches the
@@ -50,6 +52,9 @@ typedef struct ControlCallbacks {
          * borrowed only until the call returns (control copies them). */
         int (*raw_source)(void *userdata, const char *name, const SourceOps **ret_ops, SourceParams *ret_params);
         void *userdata;
+        /* Where a peer's user namespace is looked up (privilege.h); NULL:
+         * /proc. */
+        const char *proc_root;
 } ControlCallbacks;
 
 /* Creates socket_path's directory if missing (0755, one level), refuses

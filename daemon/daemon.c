@@ -425,7 +425,8 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                         &(ControlCallbacks){ .status_json = control_status,
                                              .reseed = control_reseed,
                                              .raw_source = control_raw_source,
-                                             .userdata = d },
+                                             .userdata = d,
+                                             .proc_root = d->hooks.proc_root },
                         &d->control);
         if (r < 0) {
                 if (r == -EADDRINUSE)

@@ -25,21 +25,31 @@
 
 #include "daemon/control.h"
 #include "daemon/ctlproto.h"
+#include "fakeproc.h"
 
 #define STUB_STATUS "{\"version\":1,\"stub\":true}"
 #define FILE_SIZE 10000U
 
 /* ---- the peer's uid ---------------------------------------------------------- */
 
+/* The peer as the daemon sees it: this process, shown in a made-up /proc
+ * with peer_uid, in the daemon's user namespace or (peer_ns) another. */
 static uid_t peer_uid;
+static FakeProcNs peer_ns = FAKEPROC_NS_SAME;
+static FakeProc *fake_proc;
 
 int __real_getsockopt(int fd, int level, int name, void *value, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len) {
         int r = __real_getsockopt(fd, level, name, value, len);
 
-        if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED)
-                ((struct ucred *) value)->uid = peer_uid;
+        if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED) {
+                struct ucred *cred = value;
+
+                cred->uid = peer_uid;
+                if (fake_proc && fakeproc_add(fake_proc, cred->pid, peer_uid, 0, peer_ns) < 0)
+                        cred->pid = 0;
+        }
         return r;
 }
 
@@ -210,7 +220,7 @@ static void write_file(const char *path, const uint8_t *data, size_t n) {
 
 static int setup(void **state) {
         Env *e = calloc(1, sizeof(*e));
-        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, NULL };
+        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, NULL, NULL };
         uint64_t x = 0x243f6a8885a308d3ULL;
 
         assert_non_null(e);
@@ -233,6 +243,9 @@ static int setup(void **state) {
         atomic_store(&fake_closes, 0);
         atomic_store(&fake_reads, 0);
         peer_uid = 0;
+        peer_ns = FAKEPROC_NS_SAME;
+        assert_int_equal(fakeproc_new(e->dir, &fake_proc), 0);
+        cb.proc_root = fakeproc_root(fake_proc);
         assert_int_equal(sd_event_new(&e->event), 0);
         cb.userdata = e;
         assert_int_equal(control_new(e->event, e->path, &cb, &e->control), 0);
@@ -245,6 +258,7 @@ static int teardown(void **state) {
         char run[160];
 
         e->control = control_free(e->control);
+        fake_proc = fakeproc_free(fake_proc);
         /* control_free() joined every export: each open was closed. */
         assert_int_equal(atomic_load(&fake_opens), atomic_load(&fake_closes));
         sd_event_unref(e->event);
@@ -352,7 +366,7 @@ static void test_status_anyone(void **state) {
 
 static void test_socket(void **state) {
         Env *e = *state;
-        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e };
+        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e, fakeproc_root(fake_proc) };
         Control *second = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct stat st;
@@ -383,7 +397,7 @@ static void test_socket(void **state) {
  * serve on a path that is not its socket. */
 static void test_socket_swapped_for_link(void **state) {
         Env *e = *state;
-        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e };
+        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e, fakeproc_root(fake_proc) };
         char victim[160];
         struct stat st;
 
@@ -735,6 +749,44 @@ static void test_uid_cannot_lock_out_others(void **state) {
         release_all(held, 2 * CONTROL_MAX_CONNECTIONS);
 }
 
+/* Subordinate uids (an /etc/subuid range, rootless containers) are many
+ * host uids to one user: every peer in a user namespace counts among one
+ * account, so they hold CONTROL_MAX_PER_UID connections together, and a
+ * host uid and root are still served. Failed before: each namespaced uid
+ * held its own CONTROL_MAX_PER_UID and together they filled every slot
+ * left to users. */
+static void test_user_namespaces_share_one_quota(void **state) {
+        Env *e = *state;
+        uint8_t buf[CTL_REPLY_MAX];
+        int held[CONTROL_MAX_CONNECTIONS], fd;
+        unsigned busy = 0;
+        CtlReply r;
+
+        peer_ns = FAKEPROC_NS_OTHER;
+        for (unsigned u = 0; u < CONTROL_MAX_CONNECTIONS; u++)
+                hold(e, 100000 + u, held + u, 1);
+        for (unsigned i = 0; i < CONTROL_MAX_CONNECTIONS; i++) {
+                ssize_t n = recv(held[i], buf, sizeof(buf), MSG_DONTWAIT);
+                if (n > 0 && ctl_reply_parse(buf, (size_t)n, &r) == 0 && r.kind == CTL_REPLY_ERROR &&
+                    r.error == CTL_ERROR_BUSY) {
+                        busy++;
+                        if (!memmem(r.payload, r.payload_size, "user namespaces", 15))
+                                fail_msg("busy for another reason: %.*s", (int)r.payload_size,
+                                         (const char *)r.payload);
+                }
+        }
+        assert_int_equal(busy, CONTROL_MAX_CONNECTIONS - CONTROL_MAX_PER_UID);
+
+        peer_ns = FAKEPROC_NS_SAME;
+        fd = ask(e, 1002, "truerandom-control/1 status", buf, &r);
+        assert_int_equal(r.kind, CTL_REPLY_OK);
+        assert_closed(e, fd, buf);
+        fd = ask(e, 0, "truerandom-control/1 status", buf, &r);
+        assert_int_equal(r.kind, CTL_REPLY_OK);
+        assert_closed(e, fd, buf);
+        release_all(held, CONTROL_MAX_CONNECTIONS);
+}
+
 static void test_connections_kept_for_root(void **state) {
         Env *e = *state;
         uint8_t buf[CTL_REPLY_MAX];
@@ -821,6 +873,7 @@ int main(void) {
                 T(test_gone_before_asking),
                 T(test_connection_cap),
                 T(test_uid_cannot_lock_out_others),
+                T(test_user_namespaces_share_one_quota),
                 T(test_connections_kept_for_root),
                 T(test_exports_do_not_block),
         };
