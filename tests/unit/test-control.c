@@ -716,6 +716,36 @@ static void release_all(int *fds, unsigned n) {
                 close(fds[i]);
 }
 
+/* How many of the held connections were answered busy; each of those must
+ * say why (why appears in its text). */
+static unsigned count_busy(const int *fds, unsigned n, const char *why) {
+        uint8_t buf[CTL_REPLY_MAX];
+        unsigned busy = 0;
+        CtlReply r;
+
+        for (unsigned i = 0; i < n; i++) {
+                ssize_t k = recv(fds[i], buf, sizeof(buf), MSG_DONTWAIT);
+
+                if (k <= 0 || ctl_reply_parse(buf, (size_t)k, &r) < 0 || r.kind != CTL_REPLY_ERROR ||
+                    r.error != CTL_ERROR_BUSY)
+                        continue;
+                busy++;
+                if (!memmem(r.payload, r.payload_size, why, strlen(why)))
+                        fail_msg("busy for another reason: %.*s", (int)r.payload_size, (const char *)r.payload);
+        }
+        return busy;
+}
+
+/* uid asks for status and is answered. */
+static void status_served(Env *e, uid_t uid) {
+        uint8_t buf[CTL_REPLY_MAX];
+        CtlReply r;
+        int fd = ask(e, uid, "truerandom-control/1 status", buf, &r);
+
+        assert_int_equal(r.kind, CTL_REPLY_OK);
+        assert_closed(e, fd, buf);
+}
+
 /* Issue 12: a uid outside any group held the control socket with idle
  * connections (each lives 5 s), and root's status failed 10 times out of
  * 10. Now one uid holds at most CONTROL_MAX_PER_UID, and the last
@@ -723,29 +753,16 @@ static void release_all(int *fds, unsigned n) {
  * "busy" every time, and so was every other uid. */
 static void test_uid_cannot_lock_out_others(void **state) {
         Env *e = *state;
-        uint8_t buf[CTL_REPLY_MAX];
-        int held[2 * CONTROL_MAX_CONNECTIONS], fd;
-        unsigned busy = 0;
-        CtlReply r;
+        int held[2 * CONTROL_MAX_CONNECTIONS];
 
         /* uid 1001 tries for twice the socket's room; what it is not
          * given is answered busy. */
         hold(e, 1001, held, 2 * CONTROL_MAX_CONNECTIONS);
-        for (int i = 0; i < 10; i++) {
-                fd = ask(e, 0, "truerandom-control/1 status", buf, &r);
-                assert_int_equal(r.kind, CTL_REPLY_OK);
-                assert_closed(e, fd, buf);
-        }
-        fd = ask(e, 1002, "truerandom-control/1 status", buf, &r);
-        assert_int_equal(r.kind, CTL_REPLY_OK);
-        assert_closed(e, fd, buf);
-        for (unsigned i = 0; i < 2 * CONTROL_MAX_CONNECTIONS; i++) {
-                ssize_t n = recv(held[i], buf, sizeof(buf), MSG_DONTWAIT);
-                if (n > 0 && ctl_reply_parse(buf, (size_t)n, &r) == 0 && r.kind == CTL_REPLY_ERROR &&
-                    r.error == CTL_ERROR_BUSY)
-                        busy++;
-        }
-        assert_int_equal(busy, 2 * CONTROL_MAX_CONNECTIONS - CONTROL_MAX_PER_UID);
+        for (int i = 0; i < 10; i++)
+                status_served(e, 0);
+        status_served(e, 1002);
+        assert_int_equal(count_busy(held, 2 * CONTROL_MAX_CONNECTIONS, "uid 1001 holds"),
+                         2 * CONTROL_MAX_CONNECTIONS - CONTROL_MAX_PER_UID);
         release_all(held, 2 * CONTROL_MAX_CONNECTIONS);
 }
 
@@ -757,33 +774,16 @@ static void test_uid_cannot_lock_out_others(void **state) {
  * left to users. */
 static void test_user_namespaces_share_one_quota(void **state) {
         Env *e = *state;
-        uint8_t buf[CTL_REPLY_MAX];
-        int held[CONTROL_MAX_CONNECTIONS], fd;
-        unsigned busy = 0;
-        CtlReply r;
+        int held[CONTROL_MAX_CONNECTIONS];
 
         peer_ns = FAKEPROC_NS_OTHER;
         for (unsigned u = 0; u < CONTROL_MAX_CONNECTIONS; u++)
                 hold(e, 100000 + u, held + u, 1);
-        for (unsigned i = 0; i < CONTROL_MAX_CONNECTIONS; i++) {
-                ssize_t n = recv(held[i], buf, sizeof(buf), MSG_DONTWAIT);
-                if (n > 0 && ctl_reply_parse(buf, (size_t)n, &r) == 0 && r.kind == CTL_REPLY_ERROR &&
-                    r.error == CTL_ERROR_BUSY) {
-                        busy++;
-                        if (!memmem(r.payload, r.payload_size, "user namespaces", 15))
-                                fail_msg("busy for another reason: %.*s", (int)r.payload_size,
-                                         (const char *)r.payload);
-                }
-        }
-        assert_int_equal(busy, CONTROL_MAX_CONNECTIONS - CONTROL_MAX_PER_UID);
-
+        assert_int_equal(count_busy(held, CONTROL_MAX_CONNECTIONS, "user namespaces hold"),
+                         CONTROL_MAX_CONNECTIONS - CONTROL_MAX_PER_UID);
         peer_ns = FAKEPROC_NS_SAME;
-        fd = ask(e, 1002, "truerandom-control/1 status", buf, &r);
-        assert_int_equal(r.kind, CTL_REPLY_OK);
-        assert_closed(e, fd, buf);
-        fd = ask(e, 0, "truerandom-control/1 status", buf, &r);
-        assert_int_equal(r.kind, CTL_REPLY_OK);
-        assert_closed(e, fd, buf);
+        status_served(e, 1002);
+        status_served(e, 0);
         release_all(held, CONTROL_MAX_CONNECTIONS);
 }
 
