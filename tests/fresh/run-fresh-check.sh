@@ -127,12 +127,19 @@ chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}" \
         </dev/null > "$work/chroot.log" 2>&1 &
 wait $! || rc=$?
 t_total=$(seconds)
+# The chroot goes with cleanup(): keep each build's test log beside
+# chroot.log, where a failure can still be read.
+for log in "$root"/src/build*/meson-logs/testlog.txt; do
+        [ -f "$log" ] || continue
+        b=${log#"$root/src/"}
+        cp "$log" "$work/testlog-${b%%/*}.txt" 2>/dev/null || true
+done
 
 # test.sh's first build must be ninja's "no work to do": run.sh built it.
 rebuilt=$(sed -n '/^### test.sh$/,/^=== build:/p' "$work/chroot.log" | grep -c 'Compiling C object' || true)
 tail -n 60 "$work/chroot.log"
 echo "fresh: debootstrap ${t_debootstrap} s, the README's commands $(( t_total - t_debootstrap )) s, total ${t_total} s"
-[ "$rc" -eq 0 ] || { echo "fresh: the README's commands failed in a fresh $release minbase (exit $rc; log: $work/chroot.log)"; exit 1; }
+[ "$rc" -eq 0 ] || { echo "fresh: the README's commands failed in a fresh $release minbase (exit $rc; logs: $work/chroot.log, $work/testlog-*.txt)"; exit 1; }
 [ "$rebuilt" -eq 0 ] || { echo "fresh: test.sh compiled $rebuilt files again that run.sh had built"; exit 1; }
 grep -q '^[0-9]* passed, 0 failed$' "$work/chroot.log" || { echo "fresh: test.sh did not end in 'N passed, 0 failed'"; exit 1; }
 echo "fresh: the README's commands pass in a fresh $release minbase chroot"

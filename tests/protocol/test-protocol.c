@@ -392,9 +392,21 @@ static void harness_free(Harness *h) {
  * teardown however the test ended. */
 static char scratch[64];
 
+/* A test that sends stderr to a file (to read what the daemon logged) and
+ * fails before putting it back: teardown puts it back, so that the rest of
+ * the run still shows its log. */
+static int stderr_saved = -1;
+
 static int teardown(void **state) {
         char cmd[96];
 
+        if (stderr_saved >= 0) {
+                fflush(stderr);
+                (void)dup2(stderr_saved, STDERR_FILENO);
+                close(stderr_saved);
+                stderr_saved = -1;
+                fputs("(stderr restored after a failed test)\n", stderr);
+        }
         if (current)
                 harness_free(current);
         if (scratch[0]) {
@@ -1828,7 +1840,7 @@ static void test_running_check_stops_truerandom(void **state) {
         const CtlStatusObject *file, *rc;
         uint64_t until = now_ms() + 60000;
         char log[160], text[8192] = "";
-        int saved_stderr, fd;
+        int fd;
         double v;
         CtlStatus *j = NULL;
         FkFile nb;
@@ -1844,9 +1856,9 @@ static void test_running_check_stops_truerandom(void **state) {
         /* What the daemon logs (to stderr here, as outside systemd). */
         snprintf(log, sizeof(log), "%s/stderr", h->dir);
         fflush(stderr);
-        saved_stderr = dup(STDERR_FILENO);
+        stderr_saved = dup(STDERR_FILENO);
         fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        assert_true(saved_stderr >= 0 && fd >= 0);
+        assert_true(stderr_saved >= 0 && fd >= 0);
         assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
         close(fd);
         assert_int_equal(harness_start(h), 0);
@@ -1902,8 +1914,9 @@ static void test_running_check_stops_truerandom(void **state) {
                 sleep_ms(10);
         } while (now_ms() < until);
         fflush(stderr);
-        assert_int_equal(dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
-        close(saved_stderr);
+        assert_int_equal(dup2(stderr_saved, STDERR_FILENO), STDERR_FILENO);
+        close(stderr_saved);
+        stderr_saved = -1;
         fputs(text, stderr);
         assert_non_null(strstr(text, "source file: running estimate "));
         assert_non_null(strstr(text, " below its credit (0.500); crediting stopped and its unserved blocks purged"));
