@@ -383,8 +383,9 @@ static char *reader(char *str, int num, void *userdata) {
         if (p->lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
                 s += 3;         /* a UTF-8 byte order mark */
         s += strspn(s, " \t\r\n\v\f");
-        /* libinih needs room for "\r\n\0" after the text, whichever
-         * line ending the file has. */
+        /* libinih gets the text without its line ending (any run of CR
+         * and LF), then one "\n": the limit leaves room for "\r\n\0" after
+         * the text, whichever ending the file has. */
         size_t len = strlen(s);
         while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
                 len--;
@@ -413,7 +414,8 @@ static char *reader(char *str, int num, void *userdata) {
                 return NULL;
         }
 
-        memcpy(str, s, strlen(s) + 1);
+        memcpy(str, s, len);
+        memcpy(str + len, "\n", 2);
         return str;
 }
 

@@ -476,7 +476,7 @@ static void test_shipped_example_is_the_defaults(void **state) {
 /* The limit the message and truerandomd.conf(5) give is the one applied:
  * 196 characters, with either line ending. */
 static void test_longest_line(void **state) {
-        char text[512], line[200];
+        char text[600], line[200];
         Config c;
         char *error = NULL;
 
@@ -496,6 +496,19 @@ static void test_longest_line(void **state) {
                                 error = NULL;
                         }
                 }
+
+        /* What the limit leaves out is the ending: a short line that ends
+         * in 300 CRs (then LF, or the end of the file) fits, and only its
+         * text reaches libinih's 200-byte buffer. */
+        for (int lf = 0; lf <= 1; lf++) {
+                int n = snprintf(text, sizeof(text), "[device]\n%.*s", 190, line);
+
+                memset(text + n, '\r', 300);
+                snprintf(text + n + 300, sizeof(text) - (size_t) n - 300, "%s", lf ? "\n" : "");
+                write_conf(text);
+                assert_int_equal(config_load(conf, false, &c, &error), 0);
+                config_done(&c);
+        }
 }
 
 static void test_credit_auto(void **state) {
