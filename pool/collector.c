@@ -252,22 +252,24 @@ static void collector_read_succeeded(Collector *c) {
  * stops: the caller drops what it has not absorbed yet. The loop hears of
  * every window (once per 65,536 samples) with its figures already in the
  * stats, so a stopped source, which makes no blocks to wake it, is still
- * logged at once. */
+ * logged at once. A stop purges first, and publishes the window's figures
+ * with the state they lead to: whoever sees the stop counted sees its
+ * source failed and its blocks gone. */
 static bool collector_online_event(Collector *c, OnlineEvent e) {
-        SourceState s = c->stats.state;
+        SourceState was = c->stats.state;
+        bool stop = e == ONLINE_EVENT_STOP;
 
+        if (stop)
+                collector_discard(c);
         collector_lock(c);
         c->stats.online = c->online.stats;
+        if (stop)
+                c->stats.state = SOURCE_FAILED_ESTIMATE;
+        else if (e == ONLINE_EVENT_RESUME && was == SOURCE_FAILED_ESTIMATE)
+                c->stats.state = c->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY;
         collector_unlock(c);
         collector_wake(c);
-        if (e == ONLINE_EVENT_STOP) {
-                collector_discard(c);
-                collector_set_state(c, SOURCE_FAILED_ESTIMATE);
-                return true;
-        }
-        if (e == ONLINE_EVENT_RESUME && s == SOURCE_FAILED_ESTIMATE)
-                collector_set_state(c, c->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY);
-        return false;
+        return stop;
 }
 
 ssize_t collector_step(Collector *c, size_t max_samples) {

@@ -560,10 +560,34 @@ static void test_running_check_degrades(void **state) {
         free(data);
 }
 
+/* What the loop would see at each wake-up once a stop is counted. */
+typedef struct StopSeen {
+        Collector *c;
+        Store *s;
+        unsigned wakes, torn;
+} StopSeen;
+
+static void check_stop_wake(void *userdata) {
+        StopSeen *w = userdata;
+        CollectorStats st;
+
+        if (!w->c)
+                return;
+        collector_get_stats(w->c, &st);
+        if (st.online.stops == 0)
+                return;
+        w->wakes++;
+        if ((st.state != SOURCE_FAILED_ESTIMATE && st.state != SOURCE_UNAVAILABLE) || store_fill(w->s) != 0)
+                w->torn++;
+}
+
 /* One window where the source no longer backs even its credit (one value
- * at 74 % at credit 0.5: above 2^-0.5 = 71 %) stops crediting at once. */
+ * at 74 % at credit 0.5: above 2^-0.5 = 71 %) stops crediting at once.
+ * Every wake-up that shows the stop counted shows it whole: the state it
+ * set, the store purged. */
 static void test_running_check_below_credit(void **state) {
         uint8_t *data = malloc(3 * ONLINE_WINDOW);
+        StopSeen seen = { 0 };
         CollectorStats st;
         SourceParams p;
         Collector *c;
@@ -577,8 +601,12 @@ static void test_running_check_below_credit(void **state) {
         tmp_write(&t, "raw", data, 3 * ONLINE_WINDOW);
         p = (SourceParams) { .path = t.path };
         assert_int_equal(store_new(100000, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, check_stop_wake, &seen, &c), 0);
+        seen.c = c;
+        seen.s = s;
         step_to_end(c);
+        assert_true(seen.wakes >= 1);
+        assert_int_equal(seen.torn, 0);
         collector_get_stats(c, &st);
         assert_int_equal(st.online.stops, 1);
         assert_int_equal(st.online.flagged, 1);
