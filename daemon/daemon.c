@@ -254,8 +254,15 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 /* ------------------------------------------------------------------ */
 /* control socket                                                      */
 
+/* What the sources reported since the loop last looked is taken in first
+ * (as their wake-up would), so that status shows one moment: a stop counted
+ * is a source failed, its blocks purged and /dev/truerandom closed. */
 static int control_status(void *userdata, char **ret_json) {
-        return daemon_status_json(userdata, ret_json);
+        Daemon *d = userdata;
+
+        if (!d->stopping)
+                daemon_after_change(d);
+        return daemon_status_json(d, ret_json);
 }
 
 static int control_reseed(void *userdata) {
