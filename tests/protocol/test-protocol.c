@@ -393,9 +393,21 @@ static void harness_free(Harness *h) {
 static char scratch[64];
 
 /* A test that sends stderr to a file (to read what the daemon logged) and
- * fails before putting it back: teardown puts it back, so that the rest of
- * the run still shows its log. */
+ * fails before putting it back: teardown puts it back and copies the file
+ * there, so that the failed assertion and the daemon's log are seen. */
 static int stderr_saved = -1;
+static char stderr_log[160];
+
+static void copy_to_stderr(const char *path) {
+        char buf[4096];
+        ssize_t n;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+                fwrite(buf, 1, (size_t) n, stderr);
+        if (fd >= 0)
+                close(fd);
+}
 
 static int teardown(void **state) {
         char cmd[96];
@@ -405,7 +417,8 @@ static int teardown(void **state) {
                 (void)dup2(stderr_saved, STDERR_FILENO);
                 close(stderr_saved);
                 stderr_saved = -1;
-                fputs("(stderr restored after a failed test)\n", stderr);
+                fputs("(stderr restored after a failed test; it said:)\n", stderr);
+                copy_to_stderr(stderr_log);
         }
         if (current)
                 harness_free(current);
@@ -1839,7 +1852,7 @@ static void test_running_check_stops_truerandom(void **state) {
         static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'a', 'd' };
         const CtlStatusObject *file, *rc;
         uint64_t until = now_ms() + 60000;
-        char log[160], text[8192] = "";
+        char text[8192] = "";
         int fd;
         double v;
         CtlStatus *j = NULL;
@@ -1854,10 +1867,10 @@ static void test_running_check_stops_truerandom(void **state) {
         free(data);
         h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
         /* What the daemon logs (to stderr here, as outside systemd). */
-        snprintf(log, sizeof(log), "%s/stderr", h->dir);
+        snprintf(stderr_log, sizeof(stderr_log), "%s/stderr", h->dir);
         fflush(stderr);
         stderr_saved = dup(STDERR_FILENO);
-        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        fd = open(stderr_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         assert_true(stderr_saved >= 0 && fd >= 0);
         assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
         close(fd);
@@ -1904,7 +1917,7 @@ static void test_running_check_stops_truerandom(void **state) {
         do {
                 ssize_t n;
 
-                fd = open(log, O_RDONLY | O_CLOEXEC);
+                fd = open(stderr_log, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
                 n = read(fd, text, sizeof(text) - 1);
                 close(fd);
