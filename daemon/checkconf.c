@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "control.h"
 #include "log.h"
 #include "pool/secret.h"
 #include "sourceconf.h"
@@ -117,24 +118,23 @@ int daemon_check_credited(Daemon *d) {
 
 /* The control socket's directory: the daemon creates one level, no more. */
 static int check_socket_dir(const Config *c, const char *path, char **ret_error) {
-        _cleanup_free_ char *dir = strdup(c->socket_path);
+        _cleanup_free_ char *dir = NULL;
         char *slash;
         struct stat st;
+        int r = control_socket_dir(c->socket_path, &dir);
 
-        if (!dir)
-                return -ENOMEM;
-        slash = strrchr(dir, '/');
-        if (!slash || slash == dir)
+        if (r < 0)
+                return r;
+        if (!dir || (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
                 return 0;
-        *slash = '\0';
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                return 0;
+        /* Missing: truerandomd makes it if its parent is there. */
         slash = strrchr(dir, '/');
         if (slash && slash != dir) {
                 *slash = '\0';
-                if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                        return 0;
+                r = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
                 *slash = '/';
+                if (r)
+                        return 0;
         }
         if (asprintf(ret_error, "%s: [control] socket = %s: its directory cannot be made (truerandomd creates "
                                 "one level, and %s's parent is missing)", path, c->socket_path, dir) < 0)

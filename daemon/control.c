@@ -713,17 +713,28 @@ static int on_export_done(sd_event_source *s, int fd, uint32_t revents, void *us
 
 /* ---- life cycle ---------------------------------------------------------------- */
 
-static int make_parent_dir(const char *path) {
-        _cleanup_free_ char *dir = strdup(path);
-        char *slash;
+int control_socket_dir(const char *socket_path, char **ret_dir) {
+        char *dir = strdup(socket_path), *slash;
 
         if (!dir)
                 return -ENOMEM;
         slash = strrchr(dir, '/');
-        if (!slash || slash == dir)
-                return 0;
-        *slash = '\0';
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        if (!slash || slash == dir) {
+                free(dir);
+                dir = NULL;
+        } else
+                *slash = '\0';
+        *ret_dir = dir;
+        return 0;
+}
+
+static int make_parent_dir(const char *path) {
+        _cleanup_free_ char *dir = NULL;
+        int r = control_socket_dir(path, &dir);
+
+        if (r < 0)
+                return r;
+        if (dir && mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return -errno;
         return 0;
 }
