@@ -162,6 +162,13 @@ static Vmgen *watch(Fixture *f, VmgenStats *st) {
         return g;
 }
 
+/* A vmgenid device bound to its driver on bus, watched. */
+static Vmgen *watch_bound(Fixture *f, const char *bus, VmgenStats *st) {
+        add_device(f);
+        bind_driver(f, bus);
+        return watch(f, st);
+}
+
 /* Runs the loop until nothing is pending. */
 static void drain(Fixture *f) {
         while (sd_event_run(f->event, 0) > 0)
@@ -221,9 +228,7 @@ static void available(Fixture *f, const char *bus) {
         char buf[160];
         Vmgen *g;
 
-        add_device(f);
-        bind_driver(f, bus);
-        g = watch(f, &st);
+        g = watch_bound(f, bus, &st);
         assert_int_equal(st.detection, VMGEN_AVAILABLE);
         assert_string_equal(st.device, "QEMUVGID:00");
         assert_true(st.channel[VMGEN_CHANNEL_KERNEL_LOG]);
@@ -272,9 +277,7 @@ static void test_poll_reads_one_record(void **state) {
         VmgenStats st;
         Vmgen *g;
 
-        add_device(f);
-        bind_driver(f, "platform");
-        g = watch(f, &st);
+        g = watch_bound(f, "platform", &st);
         vmgen_poll(g);
         assert_int_equal(f->changed, 0);
         kernel_says(f, "6,1230,4000000,-;virtio_net virtio0: something\n");
@@ -298,9 +301,7 @@ static void test_lost_records(void **state) {
         VmgenStats st;
         Vmgen *g;
 
-        add_device(f);
-        bind_driver(f, "platform");
-        g = watch(f, &st);
+        g = watch_bound(f, "platform", &st);
         assert_int_equal(st.detection, VMGEN_AVAILABLE);
         /* The kernel overwrote records before they were read: read() says
          * EPIPE once, then goes on with what is left. */
@@ -322,9 +323,7 @@ static void test_kernel_log_ends(void **state) {
         char buf[160];
         Vmgen *g;
 
-        add_device(f);
-        bind_driver(f, "platform");
-        g = watch(f, &st);
+        g = watch_bound(f, "platform", &st);
         /* End of file: the channel is gone, and the verdict says so. */
         close(f->kmsg[1]);
         f->kmsg[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
