@@ -116,24 +116,30 @@ int daemon_check_credited(Daemon *d) {
         return -ENOMEDIUM;
 }
 
+static bool is_dir(const char *path) {
+        struct stat st;
+
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* The control socket's directory: the daemon creates one level, no more. */
 static int check_socket_dir(const Config *c, const char *path, char **ret_error) {
         _cleanup_free_ char *dir = NULL;
         char *slash;
-        struct stat st;
+        bool parent;
         int r = control_socket_dir(c->socket_path, &dir);
 
         if (r < 0)
                 return r;
-        if (!dir || (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+        if (!dir || is_dir(dir))
                 return 0;
         /* Missing: truerandomd makes it if its parent is there. */
         slash = strrchr(dir, '/');
         if (slash && slash != dir) {
                 *slash = '\0';
-                r = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+                parent = is_dir(dir);
                 *slash = '/';
-                if (r)
+                if (parent)
                         return 0;
         }
         if (asprintf(ret_error, "%s: [control] socket = %s: its directory cannot be made (truerandomd creates "
