@@ -106,12 +106,16 @@ static SourceState collector_state(Collector *c) {
         return s;
 }
 
+/* Only the sampling thread sets a state, and it publishes the health
+ * tests' counts with it: a failure is never seen before it is counted. */
 static void collector_set_state(Collector *c, SourceState s) {
         bool changed;
 
         collector_lock(c);
         changed = c->stats.state != s;
         c->stats.state = s;
+        c->stats.fail_rct = c->health.fail_rct;
+        c->stats.fail_apt = c->health.fail_apt;
         collector_unlock(c);
         if (changed)
                 collector_wake(c);

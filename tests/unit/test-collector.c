@@ -560,25 +560,31 @@ static void test_running_check_degrades(void **state) {
         free(data);
 }
 
-/* What the loop would see at each wake-up once a stop is counted. */
-typedef struct StopSeen {
+/* What the loop sees at each wake-up: a stop counted must come with the
+ * state it set and the store purged, a failed health test with its count. */
+typedef struct WakeSeen {
         Collector *c;
         Store *s;
-        unsigned wakes, torn;
-} StopSeen;
+        unsigned stops, torn_stops, failures, uncounted_failures;
+} WakeSeen;
 
-static void check_stop_wake(void *userdata) {
-        StopSeen *w = userdata;
+static void check_wake(void *userdata) {
+        WakeSeen *w = userdata;
         CollectorStats st;
 
         if (!w->c)
                 return;
         collector_get_stats(w->c, &st);
-        if (st.online.stops == 0)
-                return;
-        w->wakes++;
-        if ((st.state != SOURCE_FAILED_ESTIMATE && st.state != SOURCE_UNAVAILABLE) || store_fill(w->s) != 0)
-                w->torn++;
+        if (st.online.stops > 0) {
+                w->stops++;
+                if ((st.state != SOURCE_FAILED_ESTIMATE && st.state != SOURCE_UNAVAILABLE) || store_fill(w->s) != 0)
+                        w->torn_stops++;
+        }
+        if (st.state == SOURCE_FAILED_INTERMITTENT) {
+                w->failures++;
+                if (st.fail_rct + st.fail_apt == 0)
+                        w->uncounted_failures++;
+        }
 }
 
 /* One window where the source no longer backs even its credit (one value
@@ -587,7 +593,7 @@ static void check_stop_wake(void *userdata) {
  * set, the store purged. */
 static void test_running_check_below_credit(void **state) {
         uint8_t *data = malloc(3 * ONLINE_WINDOW);
-        StopSeen seen = { 0 };
+        WakeSeen seen = { 0 };
         CollectorStats st;
         SourceParams p;
         Collector *c;
@@ -601,12 +607,12 @@ static void test_running_check_below_credit(void **state) {
         tmp_write(&t, "raw", data, 3 * ONLINE_WINDOW);
         p = (SourceParams) { .path = t.path };
         assert_int_equal(store_new(100000, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, check_stop_wake, &seen, &c), 0);
+        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, check_wake, &seen, &c), 0);
         seen.c = c;
         seen.s = s;
         step_to_end(c);
-        assert_true(seen.wakes >= 1);
-        assert_int_equal(seen.torn, 0);
+        assert_true(seen.stops >= 1);
+        assert_int_equal(seen.torn_stops, 0);
         collector_get_stats(c, &st);
         assert_int_equal(st.online.stops, 1);
         assert_int_equal(st.online.flagged, 1);
@@ -742,6 +748,7 @@ static void test_intermittent_recovers(void **state) {
         uint8_t *data = make_samples(2 * good + run, 0, 31337);
         uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
         uint64_t per_segment, again;
+        WakeSeen seen = { 0 };
         SourceParams p;
         CollectorStats st;
         StoreStats ss;
@@ -761,7 +768,9 @@ static void test_intermittent_recovers(void **state) {
         p = (SourceParams) { .path = t.path };
 
         assert_int_equal(store_new(4096, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 4000, 7, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_file, &p, 4000, 7, s, check_wake, &seen, &c), 0);
+        seen.c = c;
+        seen.s = s;
 
         /* The blocks of windows that closed before the run reached the
          * store; the run's first 8 samples passed and were credited, but the
@@ -773,6 +782,9 @@ static void test_intermittent_recovers(void **state) {
         assert_int_equal(st.fail_rct, 1);
         assert_int_equal(st.permanent_rct, 0);
         assert_int_equal(st.blocks, per_segment);
+        /* The wake-up that showed the failure showed its count too. */
+        assert_true(seen.failures >= 1);
+        assert_int_equal(seen.uncounted_failures, 0);
         store_get_stats(s, &ss);
         assert_int_equal(ss.fill, 0);
         assert_int_equal(ss.blocks_purged, per_segment);
