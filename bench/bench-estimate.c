@@ -2,7 +2,7 @@
  * samples takes with libestimate, and, where NIST's reference tool is on
  * the machine, with that tool on the same bytes, side by side.
  *
- * Data: uniform bytes (tests/unit/estimate-datasets.h) and the committed
+ * Data: uniform bytes (tests/lib/estimate-datasets.h) and the committed
  * jitter capture (tests/data/jitter-raw-1M.bin). Each is timed ROUNDS
  * times; the table shows the median wall and CPU time of one call (one
  * thread: the estimators are single-threaded). NIST's tool, if EA_NON_IID

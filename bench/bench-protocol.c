@@ -1,6 +1,6 @@
 /* bench-protocol.c - the daemon's own cost per request: the real loop,
  * libfuse and handlers, driven over the protocol suite's socketpair by its
- * fake kernel (tests/protocol/fakekernel.h), so no /dev/cuse is needed.
+ * fake kernel (tests/lib/fakekernel.h), so no /dev/cuse is needed.
  *
  *  throughput  drop-in random reads of 32 B, 4 KiB, 64 KiB and 128 KiB
  *              against the null device, which answers zeros through the
@@ -52,7 +52,7 @@
 
 #include <sodium.h>
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "fakekernel.h"

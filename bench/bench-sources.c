@@ -18,13 +18,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "collector.h"
-#include "conditioner.h"
-#include "health.h"
-#include "online.h"
-#include "secret.h"
-#include "source.h"
-#include "store.h"
+#include "pool/collector.h"
+#include "pool/conditioner.h"
+#include "pool/health.h"
+#include "pool/online.h"
+#include "pool/secret.h"
+#include "pool/source.h"
+#include "pool/store.h"
 
 #define RAW_SECONDS 1.0
 #define PIPE_SECONDS 2.0

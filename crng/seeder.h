@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "crng/crng.h"
+#include "crng.h"
 #include "pool/store.h"
 
 typedef enum SeedTrigger {

@@ -10,6 +10,7 @@
 #include "cusedev-internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pool/secret.h"
+#include "util/cleanup.h"
 #include "privilege.h"
 
 /* ------------------------------------------------------------------ */

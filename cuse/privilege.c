@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pool/secret.h"
+#include "util/cleanup.h"
 
 #define CAPEFF_FIELD "CapEff:"
 #define TGID_FIELD "Tgid:"

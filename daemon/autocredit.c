@@ -30,11 +30,11 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "eajson.h"
+#include "assess/eajson.h"
 #include "log.h"
 #include "pool/capture.h"
-#include "pool/secret.h"
-#include "sourceconf.h"
+#include "util/cleanup.h"
+#include "config/sourceconf.h"
 
 /* Between two EXTEND_TIMEOUT_USEC= while an assessment holds up READY. */
 #define EXTEND_INTERVAL_USEC (5ULL * 1000000ULL)

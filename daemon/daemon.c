@@ -34,7 +34,7 @@
 #include "pool/collector.h"
 #include "pool/secret.h"
 #include "pool/store.h"
-#include "sourceconf.h"
+#include "config/sourceconf.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "cuse/cusedev.h"
 
 struct fuse_custom_io;

@@ -17,7 +17,7 @@
 #include <sodium.h>
 
 #include "config-build.h"
-#include "config.h"
+#include "config/config.h"
 #include "daemon.h"
 #include "log.h"
 

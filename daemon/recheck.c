@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "log.h"
-#include "sourceconf.h"
+#include "config/sourceconf.h"
 
 #define IDENTITY_CHECK_USEC (60ULL * 1000000ULL)
 

@@ -18,7 +18,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
-#include "pool/secret.h"
+#include "util/cleanup.h"
 
 /* Whether a reload restarts the source (its collector, and so an open). */
 static bool source_changed(const SourceConfig *a, const SourceConfig *b) {

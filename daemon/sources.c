@@ -16,7 +16,7 @@
 
 #include "log.h"
 #include "pool/collector.h"
-#include "sourceconf.h"
+#include "config/sourceconf.h"
 
 /* The self-test a source ran when its collector opened it. */
 static void log_selftest(ConfigSource id, const CollectorStats *st) {

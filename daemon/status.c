@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "config-build.h"
-#include "ctlstatus.h"
+#include "proto/ctlstatus.h"
 
 uint64_t daemon_now_usec(void) {
         struct timespec ts;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "secret.h"
+#include "util/cleanup.h"
 
 #define BACKOFF_MIN_MS 10U
 #define BACKOFF_MAX_MS 1000U

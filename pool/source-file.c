@@ -14,7 +14,7 @@
  * CLOCK_MONOTONIC), restarted with the remaining time when a signal cuts it.
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
-#include "secret.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
  * and short reads are never retried here, the collector backs off.
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
-#include "secret.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>

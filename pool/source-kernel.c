@@ -7,7 +7,7 @@
  * ~1 s); the caller backs off on -EAGAIN.
  * Flow: [source] -> CRNG seed mixing (never the TRNG store). */
 #include "source.h"
-#include "secret.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <stdlib.h>

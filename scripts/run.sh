@@ -40,4 +40,4 @@ ls -l /dev/truerandom /dev/truerandom-random /dev/truerandom-urandom
 echo "64 bytes from /dev/truerandom:"
 head -c 64 /dev/truerandom | od -An -tx1
 echo "run.sh: truerandomd is serving in the background (pid $pid, log in syslog); see it with" \
-        "build/daemon/truerandomctl status, stop it with: kill $pid"
+        "build/ctl/truerandomctl status, stop it with: kill $pid"

@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 BUILDDIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
 daemon=$build/daemon/truerandomd
-ctl=$build/daemon/truerandomctl
+ctl=$build/ctl/truerandomctl
 work=$build/vm-demo
 [ -x "$daemon" ] || { echo "vm-demo: $daemon is not built (meson compile -C $build)" >&2; exit 1; }
 

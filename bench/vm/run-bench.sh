@@ -31,7 +31,7 @@ build=$(cd "$1" && pwd)
 start=${EPOCHREALTIME//[.,]/}
 
 daemon=$build/daemon/truerandomd
-ctl=$build/daemon/truerandomctl
+ctl=$build/ctl/truerandomctl
 trbench=$build/bench/vm/trbench
 work=$build/bench-vm
 log=$work/console.log

@@ -2,7 +2,7 @@
  * the fuzzer's own thread, for fuzz-cuse and fuzz-write.
  *
  * A CuseFix is a Store, Crng and CuseHub, each device on its own FakeKernel
- * (tests/protocol/fakekernel.h) and through CUSE_INIT. Making one costs
+ * (tests/lib/fakekernel.h) and through CUSE_INIT. Making one costs
  * milliseconds, so one is kept between inputs, put back after each into one
  * of two states (CRNG seeded or not; no files, no waiting reads, an empty
  * store) or made afresh when that cannot be done: an input reproduces on

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "fuzz.h"
 
 static int input_fd = -1, copy_fd = -1;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/ctlproto.h"
-#include "daemon/ctlrender.h"
-#include "daemon/ctlstatus.h"
+#include "proto/ctlproto.h"
+#include "ctl/ctlrender.h"
+#include "proto/ctlstatus.h"
 #include "fuzz.h"
 
 static void fuzz_request(const uint8_t *msg, size_t size) {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/kmsgrec.h"
+#include "daemon/watch/kmsgrec.h"
 #include "fuzz.h"
 
 #define FORK "random: crng reseeded due to virtual machine fork"

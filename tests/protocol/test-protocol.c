@@ -37,9 +37,9 @@
 #include <fuse_lowlevel.h>
 #include <sodium.h>
 
-#include "daemon/config.h"
-#include "daemon/ctlproto.h"
-#include "daemon/ctlstatus.h"
+#include "config/config.h"
+#include "proto/ctlproto.h"
+#include "proto/ctlstatus.h"
 #include "daemon/daemon.h"
 #include "fakekernel.h"
 #include "fakeproc.h"

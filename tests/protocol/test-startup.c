@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "daemon/config.h"
+#include "config/config.h"
 #include "daemon/daemon.h"
 
 void *__real_sodium_malloc(size_t size);

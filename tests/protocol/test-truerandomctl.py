@@ -10,7 +10,7 @@
 # mid-capture, or SIGINT, SIGTERM, SIGHUP, leave no file at all (and an
 # older FILE as it was); the progress bar shows rate and time left.
 # assess: --file on the committed jitter capture prints NIST's values for
-# it (tests/unit/estimate-expected.h), as text and as JSON; assess SOURCE
+# it (tests/unit/estimate/estimate-expected.h), as text and as JSON; assess SOURCE
 # through a fake daemon and --direct on a file source measure a synthetic
 # stream of exactly 2 bits per sample at just under 2; --restart asks the
 # daemon for the 1000 x 1000 matrix too and exits 7 when the restart test
@@ -407,7 +407,7 @@ with tempfile.TemporaryDirectory() as tmp:
     
     def nist_expected(name):
         """NIST's values for a data set, read from estimate-expected.h."""
-        text = open(os.path.join(ROOT, "tests", "unit", "estimate-expected.h")).read()
+        text = open(os.path.join(ROOT, "tests", "unit", "estimate", "estimate-expected.h")).read()
         m = re.search(r'\{ "%s",.*?\.original =\s*\{([^}]*)\},\s*\.bitstring =\s*\{([^}]*)\},\s*'
                       r'\.h_original = ([0-9.NA]+), \.h_bitstring = ([0-9.NA]+), \.min_entropy = ([0-9.NA]+) \}' % name,
                       text, re.S)

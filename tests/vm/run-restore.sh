@@ -37,7 +37,7 @@ start=${EPOCHREALTIME//[.,]/}
 work=$build/vm-restore
 configs=${TRUERANDOM_RESTORE_CONFIGS:-6.12-vmgenid 6.1-vmgenid 6.1-none}
 
-for b in daemon/truerandomd daemon/truerandomctl tests/vm/trclient; do
+for b in daemon/truerandomd ctl/truerandomctl tests/vm/trclient; do
         [ -x "$build/$b" ] || { echo "vm-restore: $build/$b is not built (meson compile -C $build)" >&2; exit 1; }
 done
 vm_require qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod depmod:kmod \
@@ -299,7 +299,7 @@ for k in "${kroots[@]}"; do
         root=$work/initramfs-$kver
         vm_initramfs_new "$root" "$k" cuse
         vm_initramfs_add "$root" "$build/daemon/truerandomd" /usr/sbin/truerandomd
-        vm_initramfs_add "$root" "$build/daemon/truerandomctl" /usr/bin/truerandomctl
+        vm_initramfs_add "$root" "$build/ctl/truerandomctl" /usr/bin/truerandomctl
         vm_initramfs_add "$root" "$build/tests/vm/trclient" /usr/bin/trclient
         install -m 755 "$here/restore-init.sh" "$root/init"
         vm_initramfs_pack "$root" "$work/initramfs-$kver.cpio"

@@ -21,7 +21,7 @@ build=$(cd "$1" && pwd)
 start=${EPOCHREALTIME//[.,]/}
 
 daemon=$build/daemon/truerandomd
-ctl=$build/daemon/truerandomctl
+ctl=$build/ctl/truerandomctl
 client=$build/tests/vm/trclient
 work=$build/vm-suite
 log=$work/console.log

@@ -1,0 +1,276 @@
+/* ctlassess.c - truerandomctl assess (see ctlassess.h).
+ * Flow: ctlcapture or a file -> [ctlassess] -> stdout. */
+#include "ctlassess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "ctlclient.h"
+#include "proto/ctlproto.h"
+#include "assess/eajson.h"
+#include "estimate/noniid.h"
+
+typedef struct Buffer {
+        uint8_t *p;
+        size_t n, size;
+} Buffer;
+
+static int buffer_sink(void *userdata, const uint8_t *samples, size_t n) {
+        Buffer *b = userdata;
+
+        if (n > b->size - b->n)
+                return -EMSGSIZE;
+        memcpy(b->p + b->n, samples, n);
+        b->n += n;
+        return 0;
+}
+
+/* rows x samples of the source into *ret (malloc'd). */
+static int capture(const CtlAssess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
+        CtlCapture c = a->capture;
+        Buffer b = { .size = (size_t) (samples * rows) };
+        int code;
+
+        c.samples = samples;
+        c.rows = rows;
+        b.p = malloc(b.size);
+        if (!b.p)
+                return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
+        code = ctl_capture(&c, p, buffer_sink, &b, "memory");
+        if (code != EXIT_OK) {
+                free(b.p);
+                return code;
+        }
+        *ret = b;
+        return EXIT_OK;
+}
+
+/* A capture file, whole; each sample checked against bits. */
+static int load_file(const char *path, unsigned bits, Buffer *ret) {
+        Buffer b = { 0 };
+        struct stat st;
+        int fd, code = EXIT_OK;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return ctl_fail(errno == ENOENT ? EXIT_USAGE : EXIT_FAILED, "%s: %s", path, strerror(errno));
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                code = ctl_fail(EXIT_USAGE, "%s: not a regular file", path);
+        else if ((uint64_t) st.st_size < EA_SAMPLES_MIN || (uint64_t) st.st_size > EA_SAMPLES_MAX)
+                code = ctl_fail(EXIT_USAGE, "%s: %" PRIu64 " samples; the estimators take %u to %zu (SP 800-90B asks "
+                                            "for 1,000,000)", path, (uint64_t) st.st_size, EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        if (code != EXIT_OK) {
+                close(fd);
+                return code;
+        }
+        b.size = (size_t) st.st_size;
+        b.p = malloc(b.size);
+        if (!b.p) {
+                close(fd);
+                return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
+        }
+        while (b.n < b.size) {
+                ssize_t k = read(fd, b.p + b.n, b.size - b.n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        code = ctl_fail(EXIT_FAILED, "reading %s: %s", path, k < 0 ? strerror(errno) : "it shrank");
+                        break;
+                }
+                b.n += (size_t) k;
+        }
+        close(fd);
+        for (size_t i = 0; code == EXIT_OK && i < b.n; i++)
+                if (b.p[i] >> bits)
+                        code = ctl_fail(EXIT_USAGE, "%s: the sample at offset %zu is %u, more than %u bits (--bits)",
+                                        path, i, b.p[i], bits);
+        if (code != EXIT_OK) {
+                free(b.p);
+                return code;
+        }
+        *ret = b;
+        return EXIT_OK;
+}
+
+/* ---- the estimators ---------------------------------------------------------------- */
+
+typedef struct Steps {
+        CtlProgress *progress;
+        const char *what;
+} Steps;
+
+static int on_step(void *userdata, unsigned done, unsigned total) {
+        Steps *s = userdata;
+
+        ctl_progress_steps(s->progress, s->what, done, total, done == total);
+        return 0;
+}
+
+static int estimate(const Buffer *b, unsigned bits, CtlProgress *p, EaReport *ret) {
+        Steps s = { .progress = p, .what = "estimator" };
+        int r;
+
+        ctl_progress_restart(p);
+        r = ea_non_iid_progress(b->p, b->n, bits, on_step, &s, ret);
+        if (r < 0) {
+                ctl_progress_break(p);
+                return ctl_fail(EXIT_FAILED, "the estimators: %s", strerror(-r));
+        }
+        return EXIT_OK;
+}
+
+static int restart(const Buffer *m, double h_i, CtlProgress *p, EaRestartReport *ret) {
+        Steps s = { .progress = p, .what = "restart estimator" };
+        int r;
+
+        ctl_progress_restart(p);
+        r = ea_restart_progress(m->p, CTL_RESTART_ROWS, CTL_RESTART_SAMPLES, 8, h_i, on_step, &s, ret);
+        if (r < 0) {
+                ctl_progress_break(p);
+                return ctl_fail(EXIT_FAILED, "the restart test: %s", strerror(-r));
+        }
+        return EXIT_OK;
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static void print_value(double v) {
+        if (isnan(v))
+                printf(" %10s", "-");
+        else
+                printf(" %10.6f", v);
+}
+
+static void print_text(const CtlAssess *a, const EaReport *r, const EaRestartReport *rr) {
+        if (a->file)
+                printf("%s: %zu samples of %u bits\n", a->file, r->samples, r->bits);
+        else
+                printf("%s: %zu samples of 8 bits, captured %s\n", a->capture.source, r->samples,
+                       a->capture.direct ? "in this process (--direct)" : "through truerandomd");
+        printf("%-12s %10s %10s\n", "estimator", "original", "bitstring");
+        for (unsigned e = 0; e < _EA_MAX; e++) {
+                printf("%-12s", ea_estimator_name(e));
+                print_value(r->original[e]);
+                print_value(r->bitstring[e]);
+                putchar('\n');
+        }
+        printf("H_original: %.6f\n", r->h_original);
+        if (isnan(r->h_bitstring))
+                printf("min-entropy: %.6f (binary samples: no bitstring pass)\n", r->min_entropy);
+        else {
+                printf("H_bitstring: %.6f\n", r->h_bitstring);
+                printf("min(H_original, %u X H_bitstring): %.6f\n", r->bits, r->min_entropy);
+        }
+        if (!rr)
+                return;
+        printf("\nrestart test (SP 800-90B 3.1.4): %zu x %zu samples, H_I = %.6f\n", rr->rows, rr->cols, rr->h_i);
+        printf("sanity check: a value %u times in one row, %u in one column, cutoff %u: %s\n", rr->max_row_count,
+               rr->max_col_count, rr->cutoff, rr->sanity_passed ? "passed" : "FAILED");
+        if (rr->sanity_passed) {
+                printf("H_r: %.6f\nH_c: %.6f\n", rr->h_r, rr->h_c);
+                printf("min(H_r, H_c, H_I): %.6f\n", rr->min_entropy);
+        }
+        printf("restart test: %s\n", rr->passed ? "passed (min(H_r, H_c) >= H_I / 2)" : "FAILED");
+}
+
+static int put(struct json_object *o, const char *key, struct json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A value that may be NAN: null then. */
+static int put_value(struct json_object *o, const char *key, double v) {
+        if (isnan(v))
+                return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+        return put(o, key, ea_json_value(v));
+}
+
+static struct json_object *restart_json(const EaRestartReport *rr) {
+        struct json_object *o = json_object_new_object();
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        r |= put(o, "rows", json_object_new_uint64(rr->rows));
+        r |= put(o, "cols", json_object_new_uint64(rr->cols));
+        r |= put_value(o, "h_i", rr->h_i);
+        r |= put(o, "cutoff", json_object_new_uint64(rr->cutoff));
+        r |= put(o, "max_row_count", json_object_new_uint64(rr->max_row_count));
+        r |= put(o, "max_col_count", json_object_new_uint64(rr->max_col_count));
+        r |= put(o, "sanity_passed", json_object_new_boolean(rr->sanity_passed));
+        r |= put_value(o, "h_r", rr->h_r);
+        r |= put_value(o, "h_c", rr->h_c);
+        r |= put_value(o, "min_entropy", rr->min_entropy);
+        r |= put(o, "passed", json_object_new_boolean(rr->passed));
+        r |= put(o, "row", ea_report_to_json(&rr->row));
+        r |= put(o, "col", ea_report_to_json(&rr->col));
+        if (r) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static int print_json(const CtlAssess *a, const EaReport *rep, const EaRestartReport *rr) {
+        struct json_object *o = ea_report_to_json(rep);
+        const char *text;
+        int r = o ? 0 : -ENOMEM;
+
+        if (a->file)
+                r |= put(o, "file", json_object_new_string(a->file));
+        else {
+                r |= put(o, "source", json_object_new_string(a->capture.source));
+                r |= put(o, "captured", json_object_new_string(a->capture.direct ? "direct" : "truerandomd"));
+        }
+        if (rr)
+                r |= put(o, "restart", restart_json(rr));
+        text = r ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (text)
+                puts(text);
+        json_object_put(o);
+        return text ? EXIT_OK : ctl_fail(EXIT_FAILED, "out of memory");
+}
+
+int ctl_assess(const CtlAssess *a) {
+        Buffer samples = { 0 }, matrix = { 0 };
+        EaRestartReport rr;
+        EaReport rep;
+        CtlProgress p;
+        int code;
+
+        ctl_progress_init(&p, a->file ? "assess" : a->capture.source);
+        if (a->file)
+                code = load_file(a->file, a->bits, &samples);
+        else {
+                code = capture(a, a->capture.samples, 1, &p, &samples);
+                if (code == EXIT_OK && a->restart)
+                        code = capture(a, CTL_RESTART_SAMPLES, CTL_RESTART_ROWS, &p, &matrix);
+        }
+        if (code == EXIT_OK)
+                code = estimate(&samples, a->file ? a->bits : 8, &p, &rep);
+        if (code == EXIT_OK && a->restart)
+                code = restart(&matrix, rep.min_entropy, &p, &rr);
+        if (code == EXIT_OK && a->json)
+                code = print_json(a, &rep, a->restart ? &rr : NULL);
+        else if (code == EXIT_OK)
+                print_text(a, &rep, a->restart ? &rr : NULL);
+        if (code == EXIT_OK && fflush(stdout) != 0)
+                code = ctl_fail(EXIT_FAILED, "writing the result: %s", strerror(errno));
+        if (code == EXIT_OK && a->restart && !rr.passed)
+                code = EXIT_RESTART;
+        free(samples.p);
+        free(matrix.p);
+        return code;
+}
