@@ -17,6 +17,7 @@
 
 #include "eajson.h"
 #include "util/fdio.h"
+#include "util/json-util.h"
 
 /* Nesting of the file as json-c counts it: the report's estimators sit at 5. */
 #define ASSESSMENT_DEPTH_MAX 8
@@ -223,16 +224,6 @@ int assessment_load(int dirfd, const char *source, Assessment *ret, char *why, s
 
 /* ---- writing ----------------------------------------------------------------- */
 
-/* o[key] = v, taking v in every case; -ENOMEM when o or v is missing or
- * the add fails. */
-static int put(struct json_object *o, const char *key, struct json_object *v) {
-        if (!o || !v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 static struct json_object *entry_to_json(const Assessment *a) {
         struct json_object *o = json_object_new_object();
         char d[32], s[32];
@@ -240,10 +231,10 @@ static struct json_object *entry_to_json(const Assessment *a) {
 
         assessment_format_date(a->date, d);
         snprintf(s, sizeof(s), "%.1f", a->seconds);
-        r |= put(o, "date", json_object_new_string(d));
-        r |= put(o, "seconds", json_object_new_double_s(a->seconds, s));
-        r |= put(o, "identity", identity_to_json(&a->identity));
-        r |= put(o, "report", ea_report_to_json(&a->report));
+        r |= json_put(o, "date", json_object_new_string(d));
+        r |= json_put(o, "seconds", json_object_new_double_s(a->seconds, s));
+        r |= json_put(o, "identity", identity_to_json(&a->identity));
+        r |= json_put(o, "report", ea_report_to_json(&a->report));
         if (r) {
                 json_object_put(o);
                 return NULL;
@@ -257,9 +248,9 @@ static struct json_object *new_file(struct json_object **ret_sources) {
         int r = 0;
 
         *ret_sources = sources;
-        r |= put(root, "format", json_object_new_string(ASSESSMENT_FORMAT));
-        r |= put(root, "version", json_object_new_int(ASSESSMENT_VERSION));
-        r |= put(root, "sources", sources);
+        r |= json_put(root, "format", json_object_new_string(ASSESSMENT_FORMAT));
+        r |= json_put(root, "version", json_object_new_int(ASSESSMENT_VERSION));
+        r |= json_put(root, "sources", sources);
         if (r) {
                 json_object_put(root);
                 return NULL;
@@ -276,7 +267,7 @@ static struct json_object *file_with(int dirfd, const Assessment *a) {
         if (read_file(dirfd, &text, &n, NULL, 0) < 0 || parse_file(text, n, &root, &sources, NULL, 0) < 0)
                 root = new_file(&sources);
         free(text);
-        if (root && put(sources, a->identity.source, entry_to_json(a)) < 0) {
+        if (root && json_put(sources, a->identity.source, entry_to_json(a)) < 0) {
                 json_object_put(root);
                 root = NULL;
         }

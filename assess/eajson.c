@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/json-util.h"
+
 double ea_json_round(double v) {
         char buf[64];
 
@@ -35,20 +37,8 @@ struct json_object *ea_json_value(double v) {
         return json_object_new_double_s(ea_json_round(v), buf);
 }
 
-/* Adds key: v, where a NULL v is JSON null (NAN) unless want is set (then
- * it was no memory). */
-static int add(struct json_object *o, const char *key, struct json_object *v, bool want) {
-        if (want && !v)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 static int add_value(struct json_object *o, const char *key, double v) {
-        return add(o, key, ea_json_value(v), !isnan(v));
+        return json_put_value(o, key, ea_json_value(v), isnan(v));
 }
 
 struct json_object *ea_report_to_json(const EaReport *r) {
@@ -57,8 +47,8 @@ struct json_object *ea_report_to_json(const EaReport *r) {
 
         if (!o)
                 return NULL;
-        k |= add(o, "samples", json_object_new_uint64(r->samples), true);
-        k |= add(o, "bits", json_object_new_uint64(r->bits), true);
+        k |= json_put(o, "samples", json_object_new_uint64(r->samples));
+        k |= json_put(o, "bits", json_object_new_uint64(r->bits));
         k |= add_value(o, "h_original", r->h_original);
         k |= add_value(o, "h_bitstring", r->h_bitstring);
         k |= add_value(o, "min_entropy", r->min_entropy);
@@ -71,7 +61,7 @@ struct json_object *ea_report_to_json(const EaReport *r) {
                 }
                 k |= add_value(x, "original", r->original[e]);
                 k |= add_value(x, "bitstring", r->bitstring[e]);
-                k |= add(o, ea_estimator_name(e), x, true);
+                k |= json_put(o, ea_estimator_name(e), x);
         }
         if (k) {
                 json_object_put(o);

@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "config-build.h"
+#include "util/json-util.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -267,8 +268,7 @@ struct json_object *identity_to_json(const Identity *id) {
                         v = json_object_new_uint64(*(const uint64_t *) at(id, f));
                         break;
                 }
-                if (!v || json_object_object_add(o, f->name, v) < 0) {
-                        json_object_put(v);
+                if (json_put(o, f->name, v) < 0) {
                         json_object_put(o);
                         return NULL;
                 }

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "estimate/noniid.h"
 #include "estimate-datasets.h"
+#include "estimate/noniid.h"
 
 #define SETS 2
 static const char *const set_name[SETS] = { "uniform", "jitter" };

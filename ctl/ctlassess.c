@@ -14,10 +14,11 @@
 
 #include <json-c/json.h>
 
-#include "ctlclient.h"
-#include "proto/ctlproto.h"
 #include "assess/eajson.h"
+#include "ctlclient.h"
 #include "estimate/noniid.h"
+#include "proto/ctlproto.h"
+#include "util/json-util.h"
 
 typedef struct Buffer {
         uint8_t *p;
@@ -182,19 +183,9 @@ static void print_text(const CtlAssess *a, const EaReport *r, const EaRestartRep
         printf("restart test: %s\n", rr->passed ? "passed (min(H_r, H_c) >= H_I / 2)" : "FAILED");
 }
 
-static int put(struct json_object *o, const char *key, struct json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 /* A value that may be NAN: null then. */
 static int put_value(struct json_object *o, const char *key, double v) {
-        if (isnan(v))
-                return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
-        return put(o, key, ea_json_value(v));
+        return json_put_value(o, key, ea_json_value(v), isnan(v));
 }
 
 static struct json_object *restart_json(const EaRestartReport *rr) {
@@ -203,19 +194,19 @@ static struct json_object *restart_json(const EaRestartReport *rr) {
 
         if (!o)
                 return NULL;
-        r |= put(o, "rows", json_object_new_uint64(rr->rows));
-        r |= put(o, "cols", json_object_new_uint64(rr->cols));
+        r |= json_put(o, "rows", json_object_new_uint64(rr->rows));
+        r |= json_put(o, "cols", json_object_new_uint64(rr->cols));
         r |= put_value(o, "h_i", rr->h_i);
-        r |= put(o, "cutoff", json_object_new_uint64(rr->cutoff));
-        r |= put(o, "max_row_count", json_object_new_uint64(rr->max_row_count));
-        r |= put(o, "max_col_count", json_object_new_uint64(rr->max_col_count));
-        r |= put(o, "sanity_passed", json_object_new_boolean(rr->sanity_passed));
+        r |= json_put(o, "cutoff", json_object_new_uint64(rr->cutoff));
+        r |= json_put(o, "max_row_count", json_object_new_uint64(rr->max_row_count));
+        r |= json_put(o, "max_col_count", json_object_new_uint64(rr->max_col_count));
+        r |= json_put(o, "sanity_passed", json_object_new_boolean(rr->sanity_passed));
         r |= put_value(o, "h_r", rr->h_r);
         r |= put_value(o, "h_c", rr->h_c);
         r |= put_value(o, "min_entropy", rr->min_entropy);
-        r |= put(o, "passed", json_object_new_boolean(rr->passed));
-        r |= put(o, "row", ea_report_to_json(&rr->row));
-        r |= put(o, "col", ea_report_to_json(&rr->col));
+        r |= json_put(o, "passed", json_object_new_boolean(rr->passed));
+        r |= json_put(o, "row", ea_report_to_json(&rr->row));
+        r |= json_put(o, "col", ea_report_to_json(&rr->col));
         if (r) {
                 json_object_put(o);
                 return NULL;
@@ -229,13 +220,13 @@ static int print_json(const CtlAssess *a, const EaReport *rep, const EaRestartRe
         int r = o ? 0 : -ENOMEM;
 
         if (a->file)
-                r |= put(o, "file", json_object_new_string(a->file));
+                r |= json_put(o, "file", json_object_new_string(a->file));
         else {
-                r |= put(o, "source", json_object_new_string(a->capture.source));
-                r |= put(o, "captured", json_object_new_string(a->capture.direct ? "direct" : "truerandomd"));
+                r |= json_put(o, "source", json_object_new_string(a->capture.source));
+                r |= json_put(o, "captured", json_object_new_string(a->capture.direct ? "direct" : "truerandomd"));
         }
         if (rr)
-                r |= put(o, "restart", restart_json(rr));
+                r |= json_put(o, "restart", restart_json(rr));
         text = r ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (text)
                 puts(text);

@@ -15,10 +15,10 @@
 
 #include "config-build.h"
 #include "config/config.h"
-#include "ctlclient.h"
-#include "util/fdio.h"
-#include "pool/capture.h"
 #include "config/sourceconf.h"
+#include "ctlclient.h"
+#include "pool/capture.h"
+#include "util/fdio.h"
 
 /* ---- through truerandomd ------------------------------------------------------------ */
 

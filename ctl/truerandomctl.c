@@ -21,9 +21,9 @@
 #include "ctlassess.h"
 #include "ctlcapture.h"
 #include "ctlclient.h"
-#include "proto/ctlproto.h"
 #include "ctlrender.h"
 #include "estimate/noniid.h"
+#include "proto/ctlproto.h"
 
 typedef enum StatusFormat {
         FORMAT_TEXT,

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/cleanup.h"
 #include "privilege.h"
+#include "util/cleanup.h"
 
 /* ------------------------------------------------------------------ */
 /* devices                                                             */

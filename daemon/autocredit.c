@@ -31,10 +31,11 @@
 #include <systemd/sd-daemon.h>
 
 #include "assess/eajson.h"
+#include "config/sourceconf.h"
 #include "log.h"
 #include "pool/capture.h"
 #include "util/cleanup.h"
-#include "config/sourceconf.h"
+#include "util/json-util.h"
 
 /* Between two EXTEND_TIMEOUT_USEC= while an assessment holds up READY. */
 #define EXTEND_INTERVAL_USEC (5ULL * 1000000ULL)
@@ -369,25 +370,6 @@ bool autocredit_status(Daemon *d, char *buf, size_t size) {
 
 /* ---- status JSON -------------------------------------------------------------- */
 
-static int put(struct json_object *o, const char *key, struct json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-/* A null is a value: json-c's add takes NULL as JSON null. */
-static int put_null(struct json_object *o, const char *key) {
-        return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
-}
-
-static struct json_object *fixed(double v, int decimals) {
-        char buf[64];
-
-        snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-        return json_object_new_double_s(v, buf);
-}
 
 static struct json_object *estimate_json(const SourceSlot *slot) {
         const Assessment *a = &slot->assessment;
@@ -398,15 +380,15 @@ static struct json_object *estimate_json(const SourceSlot *slot) {
         if (!o)
                 return NULL;
         assessment_format_date(a->date, date);
-        r |= put(o, "min_entropy", ea_json_value(a->report.min_entropy));
-        r |= put(o, "h_original", ea_json_value(a->report.h_original));
-        r |= isnan(a->report.h_bitstring) ? put_null(o, "h_bitstring")
-                                          : put(o, "h_bitstring", ea_json_value(a->report.h_bitstring));
-        r |= put(o, "bound_bits", fixed(slot->credit.bound_mbits / 1000.0, 3));
-        r |= put(o, "samples", json_object_new_uint64(a->report.samples));
-        r |= put(o, "date", json_object_new_string(date));
-        r |= put(o, "age_s", json_object_new_int64(MAX((int64_t) time(NULL) - a->date, (int64_t) 0)));
-        r |= put(o, "measured", json_object_new_string(slot->assessment_fresh ? "now" : "stored"));
+        r |= json_put(o, "min_entropy", ea_json_value(a->report.min_entropy));
+        r |= json_put(o, "h_original", ea_json_value(a->report.h_original));
+        r |= isnan(a->report.h_bitstring) ? json_put_nullable(o, "h_bitstring", NULL)
+                                          : json_put(o, "h_bitstring", ea_json_value(a->report.h_bitstring));
+        r |= json_put(o, "bound_bits", json_new_fixed(slot->credit.bound_mbits / 1000.0, 3));
+        r |= json_put(o, "samples", json_object_new_uint64(a->report.samples));
+        r |= json_put(o, "date", json_object_new_string(date));
+        r |= json_put(o, "age_s", json_object_new_int64(MAX((int64_t) time(NULL) - a->date, (int64_t) 0)));
+        r |= json_put(o, "measured", json_object_new_string(slot->assessment_fresh ? "now" : "stored"));
         if (r) {
                 json_object_put(o);
                 return NULL;
@@ -428,18 +410,18 @@ static struct json_object *assessment_json(const SourceSlot *slot) {
                 phase = assessor_phase_to_string(p.phase);
         } else if (slot->assess_error)
                 phase = "failed";
-        r |= put(o, "phase", json_object_new_string(phase));
-        r |= put(o, "reason", json_object_new_string(slot->assess_why));
+        r |= json_put(o, "phase", json_object_new_string(phase));
+        r |= json_put(o, "reason", json_object_new_string(slot->assess_why));
         if (slot->assessor) {
-                r |= put(o, "samples", json_object_new_uint64(p.samples));
-                r |= put(o, "captured", json_object_new_uint64(p.captured));
-                r |= put(o, "steps_done", json_object_new_uint64(p.steps_done));
-                r |= put(o, "steps_total", json_object_new_uint64(p.steps_total));
-                r |= put(o, "elapsed_s", fixed(p.elapsed_s, 1));
-                r |= p.expected_s > 0 ? put(o, "expected_s", fixed(p.expected_s, 1)) : put_null(o, "expected_s");
+                r |= json_put(o, "samples", json_object_new_uint64(p.samples));
+                r |= json_put(o, "captured", json_object_new_uint64(p.captured));
+                r |= json_put(o, "steps_done", json_object_new_uint64(p.steps_done));
+                r |= json_put(o, "steps_total", json_object_new_uint64(p.steps_total));
+                r |= json_put(o, "elapsed_s", json_new_fixed(p.elapsed_s, 1));
+                r |= p.expected_s > 0 ? json_put(o, "expected_s", json_new_fixed(p.expected_s, 1)) : json_put_nullable(o, "expected_s", NULL);
         }
         if (slot->assess_error)
-                r |= put(o, "error", json_object_new_string(assess_error_text(slot->assess_error, eb, sizeof(eb))));
+                r |= json_put(o, "error", json_object_new_string(assess_error_text(slot->assess_error, eb, sizeof(eb))));
         if (r) {
                 json_object_put(o);
                 return NULL;
@@ -454,13 +436,13 @@ int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o) {
 
         if (!sc->enable || i == CONFIG_SOURCE_KERNEL || (!sc->credit_auto && sc->credit_mbits == 0))
                 return 0;
-        r |= put(o, "credit_origin", json_object_new_string(credit_origin_to_string(slot->credit.origin)));
+        r |= json_put(o, "credit_origin", json_object_new_string(credit_origin_to_string(slot->credit.origin)));
         if (sc->credit_auto)
-                r |= put(o, "credit_cap_bits", fixed(sc->credit_cap_mbits / 1000.0, 3));
+                r |= json_put(o, "credit_cap_bits", json_new_fixed(sc->credit_cap_mbits / 1000.0, 3));
         if (slot->credit.origin == CREDIT_EXPLICIT && slot->credit.has_estimate)
-                r |= put(o, "credit_above_estimate", json_object_new_boolean(slot->credit.above_bound));
-        r |= slot->has_assessment ? put(o, "estimate", estimate_json(slot)) : put_null(o, "estimate");
+                r |= json_put(o, "credit_above_estimate", json_object_new_boolean(slot->credit.above_bound));
+        r |= slot->has_assessment ? json_put(o, "estimate", estimate_json(slot)) : json_put_nullable(o, "estimate", NULL);
         if (autocredit_pending(slot) || slot->assess_error)
-                r |= put(o, "assessment", assessment_json(slot));
+                r |= json_put(o, "assessment", assessment_json(slot));
         return r ? -ENOMEM : 0;
 }

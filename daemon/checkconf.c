@@ -15,10 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config/sourceconf.h"
 #include "daemon/control/control.h"
 #include "log.h"
 #include "util/cleanup.h"
-#include "config/sourceconf.h"
 
 /* Why source i credits nothing to /dev/truerandom, or NULL when it may.
  * runs: a collector (or, for --check-config, an open) exists; state and

@@ -9,16 +9,16 @@
 #include <systemd/sd-event.h>
 
 #include "assess/assessor.h"
-#include "daemon/watch/clockjump.h"
-#include "daemon/control/control.h"
 #include "assess/credit.h"
 #include "crng/crng.h"
 #include "crng/seeder.h"
 #include "daemon.h"
+#include "daemon/control/control.h"
+#include "daemon/watch/clockjump.h"
+#include "daemon/watch/vmgenid.h"
 #include "pool/collector.h"
 #include "pool/store.h"
 #include "ratewin.h"
-#include "daemon/watch/vmgenid.h"
 
 #define CRNG_BUFFER 8192U
 #define STATUS_INTERVAL_USEC 1000000ULL

@@ -29,12 +29,12 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "config/sourceconf.h"
 #include "crng/crng.h"
 #include "log.h"
 #include "pool/collector.h"
 #include "pool/secret.h"
 #include "pool/store.h"
-#include "config/sourceconf.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */

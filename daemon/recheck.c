@@ -22,8 +22,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "log.h"
 #include "config/sourceconf.h"
+#include "log.h"
 
 #define IDENTITY_CHECK_USEC (60ULL * 1000000ULL)
 

@@ -14,9 +14,9 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "config/sourceconf.h"
 #include "log.h"
 #include "pool/collector.h"
-#include "config/sourceconf.h"
 
 /* The self-test a source ran when its collector opened it. */
 static void log_selftest(ConfigSource id, const CollectorStats *st) {

@@ -14,6 +14,7 @@
 
 #include "config-build.h"
 #include "proto/ctlstatus.h"
+#include "util/json-util.h"
 
 uint64_t daemon_now_usec(void) {
         struct timespec ts;
@@ -33,22 +34,6 @@ const char *daemon_source_error(int error) {
  * print 0.3 as 0.29999999999999999). NULL on no memory; json-c's adders
  * take NULL as JSON null, so an object short of memory is caught once, at
  * the end, when the whole tree is serialized. */
-static struct json_object *fixed(double v, int decimals) {
-        char buf[64];
-
-        snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-        return json_object_new_double_s(v, buf);
-}
-
-static int add(struct json_object *o, const char *key, struct json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
 
 /* o whole, or NULL (and o freed) when one of its adds failed. */
 static struct json_object *finish(struct json_object *o, int r) {
@@ -69,7 +54,7 @@ static void append(struct json_object *a, struct json_object *e, int *r) {
 /* Every add is checked; r keeps the last failure. */
 #define ADD(o, key, v)                                  \
         do {                                            \
-                int r_ = add((o), (key), (v));          \
+                int r_ = json_put((o), (key), (v));          \
                 if (r_ < 0)                             \
                         r = r_;                         \
         } while (0)
@@ -121,9 +106,9 @@ static struct json_object *running_check_json(const CollectorStats *st) {
         ADD(o, "windows", json_object_new_uint64(on->windows));
         ADD(o, "flagged_windows", json_object_new_uint64(on->flagged));
         ADD(o, "stops", json_object_new_uint64(on->stops));
-        ADD(o, "bound_bits", fixed(fmin(2.0 * st->credit_mbits / 1000.0, 8.0), 3));
+        ADD(o, "bound_bits", json_new_fixed(fmin(2.0 * st->credit_mbits / 1000.0, 8.0), 3));
         /* null until the first window ends */
-        if (json_object_object_add(o, "estimate_bits", on->windows ? fixed(online_estimate_bits(on->last_max), 3)
+        if (json_put_nullable(o, "estimate_bits", on->windows ? json_new_fixed(online_estimate_bits(on->last_max), 3)
                                                                    : NULL) < 0)
                 r = -ENOMEM;
         return finish(o, r);
@@ -163,13 +148,13 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "credited", json_object_new_boolean(true));
         ADD(o, "state", json_object_new_string(source_state_to_string(st.state)));
         ADD(o, "running", json_object_new_boolean(st.running));
-        ADD(o, "credit_bits", fixed(st.credit_mbits / 1000.0, 3));
+        ADD(o, "credit_bits", json_new_fixed(st.credit_mbits / 1000.0, 3));
         if (autocredit_source_json(d, i, o) < 0)
                 r = -ENOMEM;
         ADD(o, "samples", json_object_new_uint64(st.samples));
         ADD(o, "blocks", json_object_new_uint64(st.blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));
-        ADD(o, "credited_bits_per_s", fixed(rate_window_bits_per_s(&slot->rate, st.credited_mbits, now), 1));
+        ADD(o, "credited_bits_per_s", json_new_fixed(rate_window_bits_per_s(&slot->rate, st.credited_mbits, now), 1));
         f = json_object_new_object();
         if (f) {
                 ADD(f, "rct", json_object_new_uint64(st.fail_rct));
@@ -180,10 +165,10 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
         ADD(o, "failures", f);
         ADD(o, "read_errors", json_object_new_uint64(st.read_errors));
         /* null is a value here: "no error yet", "no self-test", "never ran". */
-        if (json_object_object_add(o, "last_error",
+        if (json_put_nullable(o, "last_error",
                                    st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0 ||
-            json_object_object_add(o, "selftest", selftest_json(&st.selftest)) < 0 ||
-            json_object_object_add(o, "running_check", running_check_json(&st)) < 0)
+            json_put_nullable(o, "selftest", selftest_json(&st.selftest)) < 0 ||
+            json_put_nullable(o, "running_check", running_check_json(&st)) < 0)
                 r = -ENOMEM;
 done:
         return finish(o, r);
@@ -232,7 +217,7 @@ static struct json_object *device_json(DeviceSlot *slot) {
 
 /* A past CLOCK_MONOTONIC time as an age in seconds, or JSON null (0: never). */
 static struct json_object *age(uint64_t then, uint64_t now) {
-        return then ? fixed((double) (now - then) / 1e6, 1) : NULL;
+        return then ? json_new_fixed((double) (now - then) / 1e6, 1) : NULL;
 }
 
 /* One trigger of the seeding policy: how often it asked, how often a
@@ -260,7 +245,7 @@ static struct json_object *crng_json(Daemon *d, uint64_t now) {
         ADD(o, "seeded", json_object_new_boolean(crng_is_seeded(d->crng)));
         ADD(o, "generation", json_object_new_uint64(crng_generation(d->crng)));
         ADD(o, "reseeds", json_object_new_uint64(st.seeds));
-        if (json_object_object_add(o, "seed_age_s", age(st.last_reseed_usec, now)) < 0)
+        if (json_put_nullable(o, "seed_age_s", age(st.last_reseed_usec, now)) < 0)
                 r = -ENOMEM;
         ADD(o, "reseed_pending", json_object_new_boolean(st.pending));
         ADD(o, "vm_generation_changes", json_object_new_uint64(st.vm_generation_changes));
@@ -283,8 +268,8 @@ static struct json_object *reload_json(Daemon *d, uint64_t now) {
         ADD(o, "count", json_object_new_uint64(d->reloads));
         ADD(o, "result", json_object_new_string(never ? "none" : d->last_reload_ok ? "ok" : "refused"));
         /* null: no reload yet, or the last one was taken. */
-        if (json_object_object_add(o, "age_s", never ? NULL : fixed((double) (now - d->last_reload_usec) / 1e6, 1)) < 0 ||
-            json_object_object_add(o, "error", never || d->last_reload_ok ? NULL
+        if (json_put_nullable(o, "age_s", never ? NULL : json_new_fixed((double) (now - d->last_reload_usec) / 1e6, 1)) < 0 ||
+            json_put_nullable(o, "error", never || d->last_reload_ok ? NULL
                                                                          : json_object_new_string(d->last_reload_error)) < 0)
                 r = -ENOMEM;
         return finish(o, r);
@@ -306,8 +291,8 @@ static struct json_object *vm_generation_json(Daemon *d, uint64_t now) {
         /* How many changes were acted on is the seeder's count (crng). */
         ADD(o, "lost_records", json_object_new_uint64(st.maybe));
         /* null is a value here: no device, never a change. */
-        if (json_object_object_add(o, "device", st.device[0] ? json_object_new_string(st.device) : NULL) < 0 ||
-            json_object_object_add(o, "last_change_age_s", age(st.last_usec, now)) < 0)
+        if (json_put_nullable(o, "device", st.device[0] ? json_object_new_string(st.device) : NULL) < 0 ||
+            json_put_nullable(o, "last_change_age_s", age(st.last_usec, now)) < 0)
                 r = -ENOMEM;
         return finish(o, r);
 }
@@ -321,8 +306,8 @@ static struct json_object *resume_json(Daemon *d, uint64_t now) {
                 return NULL;
         clockjump_get_stats(d->clockjump, &st);
         ADD(o, "jumps", json_object_new_uint64(st.jumps));
-        ADD(o, "slept_s", fixed((double) st.slept_usec / 1e6, 1));
-        if (json_object_object_add(o, "last_age_s", age(st.last_jump_usec, now)) < 0)
+        ADD(o, "slept_s", json_new_fixed((double) st.slept_usec / 1e6, 1));
+        if (json_put_nullable(o, "last_age_s", age(st.last_jump_usec, now)) < 0)
                 r = -ENOMEM;
         return finish(o, r);
 }
@@ -333,7 +318,7 @@ static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
 
         ADD(o, "version", json_object_new_int(CTL_STATUS_VERSION));
         ADD(o, "daemon_version", json_object_new_string(TRUERANDOM_VERSION));
-        ADD(o, "uptime_s", fixed((double) (now - d->started_usec) / 1e6, 1));
+        ADD(o, "uptime_s", json_new_fixed((double) (now - d->started_usec) / 1e6, 1));
         ADD(o, "ready", json_object_new_boolean(d->ready));
         ADD(o, "stopping", json_object_new_boolean(d->stopping));
         ADD(o, "trng_serving", json_object_new_boolean(d->trng_serving && !d->stopping));

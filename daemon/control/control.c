@@ -20,9 +20,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "proto/ctlproto.h"
 #include "cuse/cusedev.h"
 #include "cuse/privilege.h"
+#include "proto/ctlproto.h"
 #include "util/cleanup.h"
 
 #define CONTROL_BACKLOG 16

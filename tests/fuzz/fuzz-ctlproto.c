@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/ctlproto.h"
 #include "ctl/ctlrender.h"
-#include "proto/ctlstatus.h"
 #include "fuzz.h"
+#include "proto/ctlproto.h"
+#include "proto/ctlstatus.h"
 
 static void fuzz_request(const uint8_t *msg, size_t size) {
         CtlRequest req, untouched, again;

@@ -38,11 +38,11 @@
 #include <sodium.h>
 
 #include "config/config.h"
-#include "proto/ctlproto.h"
-#include "proto/ctlstatus.h"
 #include "daemon/daemon.h"
 #include "fakekernel.h"
 #include "fakeproc.h"
+#include "proto/ctlproto.h"
+#include "proto/ctlstatus.h"
 
 #define SAMPLES (1U << 16)
 

@@ -42,11 +42,11 @@
 
 #include "assess/assessment.h"
 #include "assess/assessor.h"
-#include "config-build.h"
 #include "assess/credit.h"
 #include "assess/eajson.h"
-#include "estimate-datasets.h"
 #include "assess/identity.h"
+#include "config-build.h"
+#include "estimate-datasets.h"
 
 static char dir[] = "/tmp/test-assessment-XXXXXX";
 static int dirfd_ = -1;

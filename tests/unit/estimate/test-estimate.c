@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate/noniid.h"
 #include "estimate-check.h"
 #include "estimate-datasets.h"
 #include "estimate-expected.h"
+#include "estimate/noniid.h"
 
 
 static uint8_t *load_file(const char *name, size_t *ret_n) {

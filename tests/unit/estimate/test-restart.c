@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate/noniid.h"
-#include "estimate/restart.h"
 #include "estimate-check.h"
 #include "estimate-datasets.h"
+#include "estimate/noniid.h"
+#include "estimate/restart.h"
 #include "restart-expected.h"
 
 #define N_ROW 1000

@@ -24,8 +24,8 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/control/control.h"
-#include "proto/ctlproto.h"
 #include "fakeproc.h"
+#include "proto/ctlproto.h"
 
 #define STUB_STATUS "{\"version\":1,\"stub\":true}"
 #define FILE_SIZE 10000U
