@@ -38,8 +38,8 @@
 #include "util/json-util.h"
 
 /* Between two EXTEND_TIMEOUT_USEC= while an assessment holds up READY. */
-#define EXTEND_INTERVAL_USEC (5ULL * 1000000ULL)
-#define EXTEND_MIN_USEC (60ULL * 1000000ULL)
+#define EXTEND_INTERVAL_USEC (5 * USEC_PER_SEC)
+#define EXTEND_MIN_USEC (60 * USEC_PER_SEC)
 
 static const char *source_name(ConfigSource i) {
         return config_source_name(i);
@@ -302,14 +302,14 @@ static double remaining_s(const AssessorProgress *p) {
 }
 
 static void extend_start_timeout(Daemon *d, const AssessorProgress *p) {
-        uint64_t now = daemon_now_usec(), usec;
+        usec_t now = now_usec(CLOCK_MONOTONIC), usec;
         double left = remaining_s(p);
 
         if (d->ready || now < d->last_extend_usec + EXTEND_INTERVAL_USEC)
                 return;
         d->last_extend_usec = now;
-        usec = left < 0 ? EXTEND_MIN_USEC : (uint64_t) (left * 1.5e6) + 30000000ULL;
-        sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, (uint64_t) MAX(usec, EXTEND_MIN_USEC));
+        usec = left < 0 ? EXTEND_MIN_USEC : (usec_t) (left * 1.5 * USEC_PER_SEC) + 30 * USEC_PER_SEC;
+        sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, MAX(usec, EXTEND_MIN_USEC));
 }
 
 void autocredit_poll(Daemon *d) {

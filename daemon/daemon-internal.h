@@ -19,9 +19,10 @@
 #include "pool/collector.h"
 #include "pool/store.h"
 #include "ratewin.h"
+#include "util/time-util.h"
 
 #define CRNG_BUFFER 8192U
-#define STATUS_INTERVAL_USEC 1000000ULL
+#define STATUS_INTERVAL_USEC USEC_PER_SEC
 
 typedef struct SourceSlot {
         Collector *collector;        /* NULL: not configured, or kernel */
@@ -62,7 +63,7 @@ struct Daemon {
         int state_dirfd;             /* [assessment] state_directory, -1 if none */
         Identity machine;            /* what an assessment must hold for, as last read */
         sd_event_source *identity_timer; /* reads it again (recheck.c) */
-        uint64_t last_extend_usec;   /* last EXTEND_TIMEOUT_USEC= */
+        usec_t last_extend_usec;     /* last EXTEND_TIMEOUT_USEC= */
         /* Assessments of sources a reload changed, told to stop; joined
          * once done, so the loop never waits for one. */
         Assessor *retired[_CONFIG_SOURCE_MAX];
@@ -78,10 +79,10 @@ struct Daemon {
         DeviceSlot devices[_CUSEDEV_KIND_MAX];
         size_t n_devices;
 
-        uint64_t watchdog_usec;      /* ping interval, 0: no watchdog */
-        uint64_t started_usec;       /* CLOCK_MONOTONIC */
+        usec_t watchdog_usec;        /* ping interval, 0: no watchdog */
+        usec_t started_usec;         /* CLOCK_MONOTONIC */
         uint64_t reloads;            /* SIGHUPs handled */
-        uint64_t last_reload_usec;   /* 0: never */
+        usec_t last_reload_usec;     /* 0: never */
         bool last_reload_ok;
         char last_reload_error[256]; /* why the last one was refused */
         bool trng_serving;           /* /dev/truerandom hands out bytes */
@@ -92,8 +93,20 @@ struct Daemon {
         gid_t run_gid;
         int exit_code;
         char status[256];            /* the STATUS= line last sent */
-        uint64_t status_usec;        /* when it was sent */
+        usec_t status_usec;          /* when it was sent */
 };
+
+/* The configuration's times in the loop's unit (config/ speaks seconds and
+ * milliseconds, as the file does): the one place that converts them. */
+static inline usec_t daemon_reseed_interval(const Config *c) {
+        return (usec_t) c->reseed_interval * USEC_PER_SEC;
+}
+static inline usec_t daemon_min_reseed_interval(const Config *c) {
+        return (usec_t) c->min_reseed_interval_ms * USEC_PER_MSEC;
+}
+static inline usec_t daemon_start_delay(const Config *c) {
+        return (usec_t) c->start_delay_ms * USEC_PER_MSEC;
+}
 
 /* daemon.c */
 /* Every reseed trigger of the loop (timer, control socket, detectors):
@@ -117,7 +130,6 @@ void daemon_after_change(Daemon *d);
 
 /* status.c */
 int daemon_status_json(Daemon *d, char **ret_json);
-uint64_t daemon_now_usec(void);
 /* A collector's last_error in words (-EPERM: the device justifies no credit). */
 const char *daemon_source_error(int error);
 

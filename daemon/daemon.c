@@ -66,7 +66,7 @@ const char *daemon_not_root_hint(int r) {
 /* status, readiness                                                   */
 
 void daemon_update_status(Daemon *d) {
-        uint64_t now;
+        usec_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
         char line[sizeof(d->status)], assessing[128];
@@ -95,7 +95,7 @@ void daemon_update_status(Daemon *d) {
         }
         /* The fill changes with every block: tell systemd at most once a
          * second (a state change at once), the rest from the timer. */
-        now = daemon_now_usec();
+        now = now_usec(CLOCK_MONOTONIC);
         if (strncmp(line, d->status, strcspn(line, ":") + 1) == 0 && now < d->status_usec + STATUS_INTERVAL_USEC) {
                 (void)sd_event_source_set_time(d->status_timer, d->status_usec + STATUS_INTERVAL_USEC);
                 (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_ONESHOT);
@@ -140,15 +140,15 @@ void daemon_check_ready(Daemon *d) {
 /* demand, wake-ups                                                    */
 
 /* sd-event's default slack (250 ms) would stretch a short interval. */
-#define SEED_DUE_ACCURACY_USEC 1000ULL
+#define SEED_DUE_ACCURACY_USEC USEC_PER_MSEC
 
 /* A reseed that the rate limit ([crng] min_reseed_interval) holds back
  * needs a wake-up when it falls due: with a full store and no reader,
  * nothing else would come, and the sources would not even run for it. */
 static void arm_seed_due(Daemon *d) {
-        uint64_t at;
+        usec_t at;
 
-        if (!seeder_next_due(d->seeder, &at) || at <= daemon_now_usec()) {
+        if (!seeder_next_due(d->seeder, &at) || at <= now_usec(CLOCK_MONOTONIC)) {
                 (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
                 return;
         }
@@ -227,7 +227,7 @@ static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
          * before it). */
         if (healthy)
                 (void)daemon_reseed(d, SEED_TRIGGER_PERIODIC);
-        return sd_event_source_set_time_relative(s, (uint64_t)d->config.reseed_interval * 1000000ULL);
+        return sd_event_source_set_time_relative(s, daemon_reseed_interval(&d->config));
 }
 
 static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -300,7 +300,7 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
 
 int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks, Daemon **ret) {
         uint8_t initial[CRNG_KEY_SIZE];
-        uint64_t watchdog_usec = 0;
+        usec_t watchdog_usec = 0;
         sigset_t ss;
         Daemon *d;
         int r;
@@ -310,7 +310,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 return log_error_errno(-ENOMEM, "start-up");
         d->wake_fd = -1;
         d->state_dirfd = -1;
-        d->started_usec = daemon_now_usec();
+        d->started_usec = now_usec(CLOCK_MONOTONIC);
         d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
         d->config = *config;
         *config = (Config){ 0 };
@@ -353,7 +353,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 goto fail;
         }
         r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable,
-                                        .min_interval_usec = (uint64_t)d->config.min_reseed_interval_ms * 1000ULL },
+                                        .min_interval_usec = daemon_min_reseed_interval(&d->config) },
                        d->store, d->crng, &d->seeder);
         if (r < 0) {
                 log_error_errno(r, "start-up");
@@ -411,7 +411,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         }
         (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
-                                       (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
+                                       daemon_reseed_interval(&d->config), 0, on_reseed_timer, d);
         if (r < 0) {
                 log_error_errno(r, "reseed timer");
                 goto fail;
@@ -470,9 +470,9 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (r < 0)
                 goto fail;
 
-        if (d->config.start_delay_ms > 0) {
+        if (daemon_start_delay(&d->config) > 0) {
                 r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC,
-                                               (uint64_t)d->config.start_delay_ms * 1000ULL, 0, on_start_timer, d);
+                                               daemon_start_delay(&d->config), 0, on_start_timer, d);
                 if (r < 0) {
                         log_error_errno(r, "start timer");
                         goto fail;

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "cuse/cusedev.h"
+#include "util/time-util.h"
 
 struct fuse_custom_io;
 
@@ -34,7 +35,7 @@ typedef struct DaemonHooks {
          * one record per read, or -errno). NULL: /dev/kmsg. */
         int (*open_kmsg)(void *userdata);
         /* How often the machine's identity is read again; 0: every 60 s. */
-        uint64_t identity_check_usec;
+        usec_t identity_check_usec;
         bool drop_privileges;     /* after setup keep no capability */
         /* config_path may be absent (no --config was given): a reload then
          * takes the defaults, as the start did, rather than failing. */

@@ -26,7 +26,7 @@
 
 /* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
  * is opened, so at once in practice). */
-#define CUSE_INIT_TIMEOUT_MS 10000
+#define CUSE_INIT_TIMEOUT_USEC (10 * USEC_PER_SEC)
 
 /* Nodes belong to root; not running as root (a test), keep the owner and set
  * group and mode only. */
@@ -210,13 +210,13 @@ int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
  * needs root where udev does not do it. Nothing else is read from a session
  * here, so not a byte is served before the drop. */
 int daemon_complete_cuse_init(Daemon *d) {
-        uint64_t deadline = daemon_now_usec() + (uint64_t) CUSE_INIT_TIMEOUT_MS * 1000;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + CUSE_INIT_TIMEOUT_USEC;
 
         for (;;) {
                 struct pollfd pfd[_CUSEDEV_KIND_MAX];
                 DeviceSlot *waiting[_CUSEDEV_KIND_MAX];
                 size_t n = 0;
-                uint64_t now;
+                usec_t now;
                 int r;
 
                 if (d->exit_code < 0)
@@ -228,13 +228,13 @@ int daemon_complete_cuse_init(Daemon *d) {
                         }
                 if (n == 0)
                         return 0;
-                now = daemon_now_usec();
+                now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline) {
                         log_error("/dev/%s: no CUSE_INIT from the kernel within %u s", cusedev_name(waiting[0]->dev),
-                                  CUSE_INIT_TIMEOUT_MS / 1000);
+                                  (unsigned) (CUSE_INIT_TIMEOUT_USEC / USEC_PER_SEC));
                         return -ETIMEDOUT;
                 }
-                if (poll(pfd, n, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                if (poll(pfd, n, (int) ((deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC)) < 0 && errno != EINTR)
                         return log_error_errno(-errno, "waiting for CUSE_INIT");
                 for (size_t i = 0; i < n; i++) {
                         if (!pfd[i].revents)

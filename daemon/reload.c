@@ -124,10 +124,10 @@ static int apply_config(Daemon *d, Config *c) {
                 *slot = (SourceSlot){ 0 };
                 changed[i] = true;
         }
-        (void)sd_event_source_set_time_relative(d->reseed_timer, (uint64_t)c->reseed_interval * 1000000ULL);
+        (void)sd_event_source_set_time_relative(d->reseed_timer, daemon_reseed_interval(c));
         /* A held reseed's due time follows the new limit (daemon_after_change()
          * re-arms its timer). */
-        seeder_set_min_interval(d->seeder, (uint64_t)c->min_reseed_interval_ms * 1000ULL);
+        seeder_set_min_interval(d->seeder, daemon_min_reseed_interval(c));
         config_done(&d->config);
         d->config = *c;
         *c = (Config){ 0 };
@@ -150,7 +150,7 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
         sd_notify(false, "RELOADING=1");
         d->reloads++;
-        d->last_reload_usec = daemon_now_usec();
+        d->last_reload_usec = now_usec(CLOCK_MONOTONIC);
         d->last_reload_ok = false;
         r = d->config_path ? config_load(d->config_path, d->hooks.config_optional, &c, &error)
                            : config_init_defaults(&c);

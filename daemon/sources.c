@@ -110,7 +110,7 @@ void daemon_refresh_sources(Daemon *d) {
                         continue;
                 collector_get_stats(slot->collector, &now);
                 log_source_changes(d, i, slot, &now);
-                rate_window_advance(&slot->rate, now.credited_mbits, daemon_now_usec());
+                rate_window_advance(&slot->rate, now.credited_mbits, now_usec(CLOCK_MONOTONIC));
                 if (now.state == SOURCE_HEALTHY)
                         healthy++;
                 if (!slot->passed_startup && (now.state == SOURCE_STARTUP || now.state == SOURCE_FAILED_INTERMITTENT))

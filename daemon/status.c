@@ -16,12 +16,6 @@
 #include "proto/ctlstatus.h"
 #include "util/json-util.h"
 
-uint64_t daemon_now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
-}
-
 const char *daemon_source_error(int error) {
         if (error == -EPERM || error == 0)
                 return "no credit justified (virtio-rng, rng_quality 0)";
@@ -347,7 +341,7 @@ int daemon_status_json(Daemon *d, char **ret_json) {
 
         if (!o)
                 return -ENOMEM;
-        r = status_build(d, o, daemon_now_usec());
+        r = status_build(d, o, now_usec(CLOCK_MONOTONIC));
         text = r < 0 ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         copy = text ? strdup(text) : NULL;
         json_object_put(o);
