@@ -154,7 +154,9 @@ void cusehub_pump(CuseHub *hub);
 bool cusehub_serve_backlog(CuseHub *hub);
 
 /* Whether /dev/truerandom may hand out blocks (enough healthy sources).
- * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed. */
+ * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed.
+ * Opened: waiting readers are served at the next cusehub_pump() (the
+ * loop's one pump of its turn comes after it decided). */
 void cusehub_set_trng_open(CuseHub *hub, bool open);
 
 /* Readers are waiting for blocks (TRNG, or drop-in random before seeding),

@@ -132,11 +132,7 @@ int cusehub_set_limits(CuseHub *hub, const CuseHubLimits *limits) {
 }
 
 void cusehub_set_trng_open(CuseHub *hub, bool open) {
-        if (hub->trng_open == open)
-                return;
         hub->trng_open = open;
-        if (open)
-                cusehub_pump(hub);
 }
 
 bool cusehub_wants_blocks(const CuseHub *hub) {

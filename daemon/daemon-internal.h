@@ -56,6 +56,7 @@ struct Daemon {
 
         sd_event *event;
         sd_event_source *sig_term, *sig_int, *sig_hup;
+        sd_event_source *change_source;  /* the posted change (change.c) */
         sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer, *status_timer;
         sd_event_source *seed_due_timer; /* a reseed the rate limit held falls due */
         sd_event_source *backlog_timer;  /* the hub's waiting replies, a batch per turn */
@@ -85,7 +86,7 @@ struct Daemon {
         usec_t last_reload_usec;     /* 0: never */
         bool last_reload_ok;
         char last_reload_error[256]; /* why the last one was refused */
-        bool trng_serving;           /* /dev/truerandom hands out bytes */
+        bool trng_serving;           /* /dev/truerandom hands out bytes (the loop's last turn) */
         bool sources_started;
         bool ready;
         bool stopping;
@@ -108,30 +109,24 @@ static inline usec_t daemon_start_delay(const Config *c) {
         return (usec_t) c->start_delay_ms * USEC_PER_MSEC;
 }
 
-/* daemon.c */
-/* Every reseed trigger of the loop (timer, control socket, detectors):
- * seeder_trigger(), then the pump, so a stored block goes to the CRNG at
- * once, ahead of readers; demand and STATUS= follow. 0 or the seeder's
- * -errno (-ENODATA before the first seed). Does not log. */
-int daemon_reseed(Daemon *d, SeedTrigger trigger);
-/* Wakes the loop from any thread (collectors, assessors). */
+/* change.c: how the parts ask the loop for a turn. The loop's change
+ * handler then takes in finished assessments, the sources' stats (and so
+ * whether /dev/truerandom serves), pumps the hub once, and sets demand,
+ * readiness and STATUS=. */
+/* Arms the change for the next turn; any number of posts, one run. */
+void daemon_post_change(Daemon *d);
+/* The same from any thread (collectors, assessors): the wake-up eventfd. */
 void daemon_wake(void *userdata);
-/* STATUS= for systemd, at most once a second unless the state changed. */
-void daemon_update_status(Daemon *d);
-/* READY=1 once every device is up and the CRNG seeded. */
-void daemon_check_ready(Daemon *d);
-/* The hint a refusal gets when truerandomd did not start as root ("" else). */
-const char *daemon_not_root_hint(int r);
-/* The hint an allocation failure gets (locked memory), "" for other errors. */
-const char *daemon_memlock_hint(int r);
-/* After anything changed (a wake-up, a start, a reload): assessments taken,
- * sources refreshed, the hub pumped, demand, readiness and STATUS=. */
-void daemon_after_change(Daemon *d);
+/* Every reseed trigger of the loop (timer, control socket, detectors):
+ * seeder_trigger(), then a posted change, whose pump gives a stored block
+ * to the CRNG ahead of readers. 0 or the seeder's -errno (-ENODATA before
+ * the first seed). Does not log. */
+int daemon_reseed(Daemon *d, SeedTrigger trigger);
 
 /* status.c */
+/* The status as one moment: the collectors' stats read now (without
+ * acting on them) and whether /dev/truerandom serves judged on those. */
 int daemon_status_json(Daemon *d, char **ret_json);
-/* A collector's last_error in words (-EPERM: the device justifies no credit). */
-const char *daemon_source_error(int error);
 
 /* autocredit.c */
 void autocredit_open(Daemon *d);
@@ -145,9 +140,14 @@ void autocredit_resolve(Daemon *d, ConfigSource i);
 void autocredit_reset(Daemon *d, SourceSlot *slot);
 /* Queued or running. */
 bool autocredit_pending(const SourceSlot *slot);
-/* On every wake-up: takes finished assessments (credits their sources),
- * starts the next queued one once the sources run, tells systemd. */
-void autocredit_poll(Daemon *d);
+/* On every change: takes finished assessments, decides their sources'
+ * credit, and tells systemd how long the running one takes. Sets bit i of
+ * *ret_decided for each source i whose credit it decided (the loop starts
+ * its collector); true when an assessment ended (the loop then checks
+ * that a credited source is left). */
+bool autocredit_poll(Daemon *d, unsigned *ret_decided);
+/* Starts the next queued assessment once the sources run and none runs. */
+void autocredit_start_next(Daemon *d);
 /* The STATUS= words for a running assessment; false when none runs. */
 bool autocredit_status(Daemon *d, char *buf, size_t size);
 /* Adds credit_origin, credit_cap_bits, credit_above_estimate, estimate and
@@ -172,6 +172,10 @@ int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, g
 /* Gives up root and every capability (hooks.drop_privileges), first handing
  * the daemon's own directories to the user it becomes. 0 or -errno (logged). */
 int daemon_drop_privileges(Daemon *d);
+/* The hint a refusal gets when truerandomd did not start as root ("" else). */
+const char *daemon_not_root_hint(int r);
+/* The hint an allocation failure gets (locked memory), "" for other errors. */
+const char *daemon_memlock_hint(int r);
 
 /* devices.c */
 /* The owner to give the nodes: root, or unchanged when not root (a test). */
@@ -205,14 +209,22 @@ int daemon_create_collectors(Daemon *d);
 /* Starts the collectors (and so the first assessment). 0 or -errno
  * (logged). */
 int daemon_start_collectors(Daemon *d);
+/* Whether /dev/truerandom may serve, judged on stats[i] for each source
+ * with a collector and the startups the loop saw pass. Acts on nothing. */
+bool daemon_sources_serving(const Daemon *d, const CollectorStats stats[static _CONFIG_SOURCE_MAX]);
 /* Reads every collector's stats, logs what changed, and opens or closes
- * /dev/truerandom. */
+ * /dev/truerandom (the hub serves it at its next pump). */
 void daemon_refresh_sources(Daemon *d);
+/* A collector's last_error in words (-EPERM: the device justifies no credit). */
+const char *daemon_source_error(int error);
 
 /* checkconf.c (and daemon_check_config() in daemon.h) */
 /* 0 while a credited source can run (or may: one still to be assessed);
  * else -ENOMEDIUM, after logging one line naming each source and why. */
 int daemon_check_credited(Daemon *d);
+/* After an assessment ended: a start that waited for it and has no
+ * credited source left ends (-ENOMEDIUM), as a start with none does. */
+void daemon_end_if_nothing_credited(Daemon *d);
 
 /* reload.c */
 /* SIGHUP: reloads the configuration, or keeps the running one. */

@@ -7,7 +7,9 @@
  * (sources.c), the devices (devices.c), the reload (reload.c), the checks
  * at start and --check-config (checkconf.c), giving up root
  * (privileges.c), clones and resumes (watchers.c), credit = auto
- * (autocredit.c) and the status report (status.c).
+ * (autocredit.c) and the status report (status.c). None of them calls up
+ * into this file: each posts a change (change.c), and on_change() runs
+ * once per turn whatever was posted.
  *
  * Threads: the collectors (one per credited source) and this loop. They
  * share only the Store (its own mutex) and an eventfd the collectors write
@@ -37,35 +39,10 @@
 #include "pool/store.h"
 
 /* ------------------------------------------------------------------ */
-/* helpers                                                             */
-
-void daemon_wake(void *userdata) {
-        Daemon *d = userdata;
-        uint64_t one = 1;
-
-        /* An eventfd write never blocks short of 2^64 pending wakes. */
-        (void)!write(d->wake_fd, &one, sizeof(one));
-}
-
-/* Secrets live in locked memory: an allocation failure there is most often
- * RLIMIT_MEMLOCK, so say where to look. */
-const char *daemon_memlock_hint(int r) {
-        return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
-}
-
-/* What to do about a refusal when not started as root: the daemon needs
- * root (or systemd's unit) to set itself up. */
-const char *daemon_not_root_hint(int r) {
-        if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
-                return "";
-        return " (truerandomd is not running as root: start it as root, and it switches to [daemon] user once "
-               "set up, or as truerandomd.service)";
-}
-
-/* ------------------------------------------------------------------ */
 /* status, readiness                                                   */
 
-void daemon_update_status(Daemon *d) {
+/* STATUS= for systemd, at most once a second unless the state changed. */
+static void update_status(Daemon *d) {
         usec_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
@@ -108,11 +85,12 @@ void daemon_update_status(Daemon *d) {
 }
 
 static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        daemon_update_status(userdata);
+        update_status(userdata);
         return 0;
 }
 
-void daemon_check_ready(Daemon *d) {
+/* READY=1 once every device is up and the CRNG seeded. */
+static void check_ready(Daemon *d) {
         if (d->ready || d->stopping || !crng_is_seeded(d->crng))
                 return;
         for (size_t i = 0; i < d->n_devices; i++)
@@ -120,7 +98,7 @@ void daemon_check_ready(Daemon *d) {
                         return;
         d->ready = true;
         log_info("ready: %zu devices up, CRNG seeded", d->n_devices);
-        daemon_update_status(d);
+        update_status(d);
         sd_notify(false, "READY=1");
         if (d->hooks.ready_fd >= 0) {
                 (void)!write(d->hooks.ready_fd, "READY\n", 6);
@@ -165,22 +143,47 @@ static void update_demand(void *userdata) {
 }
 
 static int on_seed_due(sd_event_source *s, uint64_t usec, void *userdata) {
-        Daemon *d = userdata;
-
-        /* The pump takes a stored block now; else demand starts the sources. */
-        cusehub_pump(d->hub);
-        update_demand(d);
-        daemon_update_status(d);
+        /* The change's pump takes a stored block now; else demand starts
+         * the sources. */
+        daemon_post_change(userdata);
         return 0;
 }
 
-void daemon_after_change(Daemon *d) {
-        autocredit_poll(d);
+/* Finished assessments: the credit they decided starts the collector
+ * here, in the loop, and a start left with nothing credited ends. */
+static void take_assessments(Daemon *d) {
+        unsigned decided;
+        bool ended = autocredit_poll(d, &decided);
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                int r;
+
+                if (!(decided & 1U << i))
+                        continue;
+                r = daemon_source_start(d, i);
+                if (r < 0)
+                        log_fields(LOG_ERR, &(LogFields){ .source = config_source_name(i) }, "source %s: %s",
+                                   config_source_name(i), strerror(-r));
+        }
+        if (ended)
+                daemon_end_if_nothing_credited(d);
+        autocredit_start_next(d);
+}
+
+/* The posted change (change.c), once per turn whoever posted it: a
+ * wake-up, a start, a reload, a device event, a reseed trigger. The one
+ * pump of the turn comes after the sources decided whether
+ * /dev/truerandom serves. */
+static int on_change(sd_event_source *s, void *userdata) {
+        Daemon *d = userdata;
+
+        take_assessments(d);
         daemon_refresh_sources(d);
         cusehub_pump(d->hub);
         update_demand(d);
-        daemon_check_ready(d);
-        daemon_update_status(d);
+        check_ready(d);
+        update_status(d);
+        return 0;
 }
 
 static int on_start_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -196,24 +199,12 @@ static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         uint64_t n;
 
         (void)!read(fd, &n, sizeof(n));
-        daemon_after_change(d);
+        daemon_post_change(d);
         return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* timers and signals                                                  */
-
-int daemon_reseed(Daemon *d, SeedTrigger trigger) {
-        int r = seeder_trigger(d->seeder, trigger);
-
-        if (r < 0)
-                return r;
-        /* The block goes to the CRNG now if there is one, before readers. */
-        cusehub_pump(d->hub);
-        update_demand(d);
-        daemon_update_status(d);
-        return 0;
-}
 
 static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
@@ -254,15 +245,11 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 /* ------------------------------------------------------------------ */
 /* control socket                                                      */
 
-/* What the sources reported since the loop last looked is taken in first
- * (as their wake-up would), so that status shows one moment: a stop counted
- * is a source failed, its blocks purged and /dev/truerandom closed. */
+/* Reads, never acts: status.c shows one moment from the collectors' own
+ * stats, so a stop they counted shows with its source failed and
+ * /dev/truerandom not serving, before the loop's turn has taken it in. */
 static int control_status(void *userdata, char **ret_json) {
-        Daemon *d = userdata;
-
-        if (!d->stopping)
-                daemon_after_change(d);
-        return daemon_status_json(d, ret_json);
+        return daemon_status_json(userdata, ret_json);
 }
 
 static int control_reseed(void *userdata) {
@@ -396,7 +383,15 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 r = log_error_errno(-errno, "eventfd");
                 goto fail;
         }
-        r = sd_event_add_io(d->event, &d->wake_source, d->wake_fd, EPOLLIN, on_wake, d);
+        /* Ahead of requests not yet taken: what a part posted is handled
+         * before whatever comes next, as if it had run at once. */
+        r = sd_event_add_defer(d->event, &d->change_source, on_change, d);
+        if (r >= 0)
+                r = sd_event_source_set_priority(d->change_source, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->change_source, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_io(d->event, &d->wake_source, d->wake_fd, EPOLLIN, on_wake, d);
         if (r >= 0)
                 r = sd_event_add_time(d->event, &d->status_timer, CLOCK_MONOTONIC, 0, 0, on_status_timer, d);
         if (r < 0) {
@@ -494,7 +489,7 @@ fail:
 int daemon_run(Daemon *d) {
         int r;
 
-        daemon_update_status(d);
+        update_status(d);
         r = sd_event_loop(d->event);
         if (d->exit_code < 0)
                 return d->exit_code;
@@ -522,6 +517,7 @@ Daemon *daemon_free(Daemon *d) {
         d->seeder = seeder_free(d->seeder);
         d->crng = crng_free(d->crng);
         d->store = store_free(d->store);
+        d->change_source = sd_event_source_disable_unref(d->change_source);
         d->wake_source = sd_event_source_disable_unref(d->wake_source);
         d->reseed_timer = sd_event_source_disable_unref(d->reseed_timer);
         d->seed_due_timer = sd_event_source_disable_unref(d->seed_due_timer);

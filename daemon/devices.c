@@ -1,7 +1,8 @@
 /* devices.c - the daemon's CUSE devices: each one's /dev/cuse session opened
  * (or a test's transport) and watched by the loop, CUSE_INIT answered during
  * set-up, the nodes' owner and group, and the hub's events (up, refused,
- * node errors, CRNG seeded) turned into log lines and readiness.
+ * node errors, CRNG seeded) turned into log lines and a posted change
+ * (readiness is the loop's).
  *
  * Invariant: before privileges are dropped nothing but CUSE_INIT is read
  * from a session, so not a byte is served as root; afterwards each wake-up
@@ -83,8 +84,8 @@ void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int err
                 log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
                 break;
         }
-        daemon_check_ready(d);
-        daemon_update_status(d);
+        /* Readiness and STATUS= are the loop's, at its next turn. */
+        daemon_post_change(d);
 }
 
 static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -101,7 +101,7 @@ void autocredit_recheck(Daemon *d, const char *event) {
                 (void)daemon_source_start(d, i);
         }
         if (any)
-                daemon_after_change(d);
+                daemon_post_change(d);
 }
 
 static int on_identity_timer(sd_event_source *s, uint64_t usec, void *userdata) {

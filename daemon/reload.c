@@ -125,8 +125,8 @@ static int apply_config(Daemon *d, Config *c) {
                 changed[i] = true;
         }
         (void)sd_event_source_set_time_relative(d->reseed_timer, daemon_reseed_interval(c));
-        /* A held reseed's due time follows the new limit (daemon_after_change()
-         * re-arms its timer). */
+        /* A held reseed's due time follows the new limit (the posted
+         * change re-arms its timer). */
         seeder_set_min_interval(d->seeder, daemon_min_reseed_interval(c));
         config_done(&d->config);
         d->config = *c;
@@ -168,7 +168,7 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         config_done(&c);
         /* After the new configuration is in: its [assessment] samples too. */
         autocredit_recheck(d, "reload");
-        daemon_after_change(d);
+        daemon_post_change(d);
         sd_notify(false, "READY=1");
         return 0;
 }
