@@ -123,6 +123,17 @@ void daemon_wake(void *userdata);
  * the first seed). Does not log. */
 int daemon_reseed(Daemon *d, SeedTrigger trigger);
 
+/* loop.c: the loop's own handlers (the change among them) */
+/* Creates the loop with its signals, the change, the wake-up eventfd and
+ * its timers. 0 or -errno (logged). */
+int daemon_loop_new(Daemon *d);
+/* Starts the collectors now, or after [pool] start_delay_ms. 0 or -errno
+ * (logged). */
+int daemon_loop_start(Daemon *d);
+/* CuseHubCallbacks.demand: readers waiting, a seed taken or asked for (the
+ * hub's RNDRESEEDCRNG too) set the store's demand and the seed-due timer. */
+void daemon_update_demand(void *userdata);
+
 /* status.c */
 /* The status as one moment: the collectors' stats read now (without
  * acting on them) and whether /dev/truerandom serves judged on those. */
