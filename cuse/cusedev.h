@@ -46,9 +46,13 @@ typedef enum CuseEvent {
         CUSE_EVENT_SEEDED,        /* the CRNG got its first credited seed */
 } CuseEvent;
 
+/* Most devices one hub serves. */
+#define CUSE_MAX_DEVICES 8
+
 typedef struct CuseHub CuseHub;
 typedef struct CuseDev CuseDev;
 
+/* Any member may be NULL: nothing to tell. */
 typedef struct CuseHubCallbacks {
         /* A device changed state (see CuseEvent); error is -errno or 0. */
         void (*event)(void *userdata, CuseDev *dev, CuseEvent event, int error);
@@ -117,9 +121,12 @@ int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *s
  * failed with cusehub_shutdown() first). Takes NULL, returns NULL. */
 CuseHub *cusehub_free(CuseHub *hub);
 
-/* Creates a device's session on fd. With io == NULL fd is an open /dev/cuse
- * (non-blocking) and the session adopts it; with io, a custom transport (the
- * protocol tests' socketpair). The session owns fd from here on, even on error. */
+/* Creates a device of kind (its row in cuse/cusekinds.c) with its session
+ * on fd, served by hub from then on. With io == NULL fd is an open
+ * /dev/cuse (non-blocking) and the session adopts it; with io, a custom
+ * transport (the protocol tests' socketpair). The session owns fd from here
+ * on, even on error. -EINVAL: no such kind, a bad name, or the hub has
+ * CUSE_MAX_DEVICES already. */
 int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int fd,
                 const struct fuse_custom_io *io, CuseDev **ret);
 
