@@ -191,7 +191,8 @@ typedef struct Bench {
         int run_result;
 } Bench;
 
-static int open_device(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+static int open_device(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                       const struct fuse_custom_io **ret_io) {
         Bench *b = userdata;
 
         if (b->daemon_fd[kind] < 0)

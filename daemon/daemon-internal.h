@@ -41,8 +41,20 @@ typedef struct SourceSlot {
         char assess_why[192];        /* why it is assessed */
 } SourceSlot;
 
+/* A device the configuration can ask for: one row of the table
+ * daemon_config_devices() makes of it. */
+typedef struct DeviceSpec {
+        CuseDevKind kind;        /* its behaviour (cuse/cusekinds.c) */
+        const char *name;        /* CUSE DEVNAME (borrowed); NULL only when !enabled */
+        mode_t mode;
+        const char *mode_key;    /* the [device] key of its mode, for messages */
+        bool grouped;            /* its node's group is [device] group, else root's */
+        bool enabled;            /* served */
+} DeviceSpec;
+
 typedef struct DeviceSlot {
         Daemon *daemon;
+        size_t row;              /* its row of daemon_config_devices() */
         CuseDev *dev;
         sd_event_source *io;
         bool up;
@@ -77,7 +89,7 @@ struct Daemon {
         Vmgen *vmgen;                /* VM generation changes (clones, restores) */
         ClockJump *clockjump;        /* resumes from suspend */
         SourceSlot sources[_CONFIG_SOURCE_MAX];
-        DeviceSlot devices[_CUSEDEV_KIND_MAX];
+        DeviceSlot devices[CUSE_MAX_DEVICES];
         size_t n_devices;
 
         usec_t watchdog_usec;        /* ping interval, 0: no watchdog */
@@ -201,9 +213,23 @@ void daemon_on_cuse_backlog(void *userdata);
 /* CuseHubCallbacks.before_request: a resume and the kernel log's VM fork
  * record are looked at before every request. */
 void daemon_before_cuse_request(void *userdata);
-/* Opens device kind's session (hooks.open_device, else /dev/cuse) and
- * watches it on the loop. 0 or -errno (logged). */
-int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid);
+/* The one place that maps the configuration's devices to CUSE kinds: the
+ * rows of every device a configuration can ask for, enabled or not, in
+ * creation order, into ret; returns how many (the same number for every
+ * configuration: a row's index is its identity across a reload). */
+size_t daemon_config_devices(const Config *c, DeviceSpec ret[static CUSE_MAX_DEVICES]);
+/* Opens the session of every enabled row (hooks.open_device, else
+ * /dev/cuse) and watches it on the loop. 0 or -errno (logged). */
+int daemon_add_devices(Daemon *d);
+/* Whether c asks for other devices than the running configuration (names,
+ * which are served): those change only on restart. */
+bool daemon_devices_changed(const Daemon *d, const Config *c);
+/* The first [device] key of c that would change a running node (group, a
+ * mode), or NULL. */
+const char *daemon_devices_node_change(const Daemon *d, const Config *c, gid_t gid);
+/* Applies c's owner, group and mode to every running node (root only:
+ * the nodes are root's); failures are logged. */
+void daemon_devices_apply_nodes(Daemon *d, const Config *c, gid_t gid);
 /* Answers every device's CUSE_INIT, before privileges go. 0 or -errno
  * (logged). */
 int daemon_complete_cuse_init(Daemon *d);

@@ -213,13 +213,7 @@ static int setup_sources(Daemon *d) {
 static int setup_devices(Daemon *d) {
         int r;
 
-        r = daemon_add_device(d, CUSEDEV_TRNG, d->config.trng_name, d->config.trng_mode, d->gid);
-        if (r >= 0 && d->config.dropin)
-                r = daemon_add_device(d, CUSEDEV_RANDOM, d->config.random_name, d->config.random_mode, 0);
-        if (r >= 0 && d->config.dropin)
-                r = daemon_add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
-        if (r >= 0 && d->config.null_name)
-                r = daemon_add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
+        r = daemon_add_devices(d);
         if (r >= 0)
                 r = daemon_complete_cuse_init(d);
         /* Before any other thread exists and before a byte is served. */

@@ -22,9 +22,11 @@ struct fuse_custom_io;
 typedef struct Daemon Daemon;
 
 typedef struct DaemonHooks {
-        /* Opens one CUSE device's transport: an fd, plus a custom io for
-         * tests (the protocol suite's socketpair). NULL: open /dev/cuse. */
-        int (*open_device)(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io);
+        /* Opens one CUSE device's transport (the device called name, of
+         * kind): an fd, plus a custom io for tests (the protocol suite's
+         * socketpair). NULL: open /dev/cuse. */
+        int (*open_device)(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                           const struct fuse_custom_io **ret_io);
         void *userdata;
         const char *dev_dir;      /* where nodes appear; NULL: /dev */
         const char *proc_root;    /* privilege checks; NULL: /proc */

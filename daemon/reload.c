@@ -34,22 +34,17 @@ static bool source_changed(const SourceConfig *a, const SourceConfig *b) {
  * read. Refused whole, with why, rather than half applied; 0 when root. */
 static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
         static const ConfigSource with_path[] = { CONFIG_SOURCE_HWRNG, CONFIG_SOURCE_FILE };
-        const char *what = NULL;
+        const char *what;
 
         if (geteuid() == 0)
                 return 0;
-        if (gid != d->gid)
-                what = "[device] group";
-        else if (c->trng_mode != d->config.trng_mode)
-                what = "[device] trng_mode";
-        else if (c->random_mode != d->config.random_mode)
-                what = "[device] random_mode";
+        what = daemon_devices_node_change(d, c, gid);
         if (what) {
-                log_error("reload: %s changes the device nodes, which are root's; truerandomd runs as uid %u since "
-                          "set-up (%s). Restart it to apply, or change the udev rule under systemd",
+                log_error("reload: [device] %s changes the device nodes, which are root's; truerandomd runs as uid %u "
+                          "since set-up (%s). Restart it to apply, or change the udev rule under systemd",
                           what, (unsigned) geteuid(), strerror(EPERM));
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error),
-                         "%s changes the nodes: needs a restart (not root since set-up)", what);
+                         "[device] %s changes the nodes: needs a restart (not root since set-up)", what);
                 return -EPERM;
         }
         for (size_t k = 0; k < ELEMENTSOF(with_path); k++) {
@@ -87,9 +82,7 @@ static int apply_config(Daemon *d, Config *c) {
         r = check_reload_without_root(d, c, gid);
         if (r < 0)
                 return r;
-        if (strcmp(c->trng_name, d->config.trng_name) || strcmp(c->random_name, d->config.random_name) ||
-            strcmp(c->urandom_name, d->config.urandom_name) || c->dropin != d->config.dropin ||
-            c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
+        if (daemon_devices_changed(d, c) || c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
             strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory) ||
             strcmp(c->user, d->config.user))
                 log_notice("device names, dropin, store size, the control socket, the state directory and the user "
@@ -104,13 +97,8 @@ static int apply_config(Daemon *d, Config *c) {
         /* Root re-applies them (a node someone chmod'ed is put right); the
          * user the daemon runs as cannot touch root's nodes, and has
          * refused a change above. */
-        for (size_t i = 0; i < d->n_devices && geteuid() == 0; i++) {
-                CuseDev *dev = d->devices[i].dev;
-                bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
-                r = cusedev_set_node(dev, daemon_node_owner(), trng ? gid : 0, trng ? c->trng_mode : c->random_mode);
-                if (r < 0)
-                        log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
-        }
+        if (geteuid() == 0)
+                daemon_devices_apply_nodes(d, c, gid);
         d->gid = gid;
         /* Sources whose settings changed restart from their startup test. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {

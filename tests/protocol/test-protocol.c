@@ -169,7 +169,8 @@ static uint64_t now_ms(void) {
         return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int open_device(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+static int open_device(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                       const struct fuse_custom_io **ret_io) {
         Harness *h = userdata;
 
         if (h->daemon_fd[kind] < 0)

@@ -36,7 +36,8 @@ void *__wrap_sodium_malloc(size_t size) {
         return __real_sodium_malloc(size);
 }
 
-static int no_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+static int no_cuse(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                   const struct fuse_custom_io **ret_io) {
         return -ENOENT;
 }
 
