@@ -298,6 +298,8 @@ static void extend_start_timeout(Daemon *d, const AssessorProgress *p) {
         sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, MAX(usec, EXTEND_MIN_USEC));
 }
 
+_Static_assert(_CONFIG_SOURCE_MAX <= 32, "a bit per source in autocredit_poll()'s mask");
+
 bool autocredit_poll(Daemon *d, unsigned *ret_decided) {
         unsigned decided = 0;
         bool ended = false;

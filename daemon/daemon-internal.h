@@ -1,7 +1,9 @@
 /* daemon-internal.h - the Daemon's parts, shared by the files of the daemon
- * library: daemon.c (wiring, loop, life cycle) and the files named in the
- * sections below, each declaring what the others call. Nothing else
- * includes it. */
+ * library: daemon.c (set-up, tear-down), loop.c (the loop's handlers) and
+ * the files named in the sections below, each declaring what the others
+ * call. Direction: daemon.c and loop.c use the others; none of the others
+ * calls them (each posts a change, change.c, at the bottom), and they use
+ * each other without a circle. Nothing outside daemon/ includes it. */
 #pragma once
 
 #include <stdint.h>
@@ -26,7 +28,7 @@
 
 typedef struct SourceSlot {
         Collector *collector;        /* NULL: not configured, or kernel */
-        CollectorStats last;         /* what was last logged */
+        CollectorStats last;         /* what the loop last took in (and logged) */
         bool passed_startup;         /* reached HEALTHY at least once */
         RateWindow rate;             /* moved on by the loop, read by status */
         /* The credit in force and the estimate behind it (autocredit.c). */
@@ -205,7 +207,8 @@ const char *daemon_memlock_hint(int r);
 uid_t daemon_node_owner(void);
 /* A group name or number to its gid; -ENOENT if there is none. */
 int daemon_resolve_group(const char *group, gid_t *ret);
-/* The hub's events (CuseHubCallbacks.event): logged, then readiness. */
+/* The hub's events (CuseHubCallbacks.event): logged, then a posted change
+ * (readiness, STATUS=). */
 void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error);
 /* CuseHubCallbacks.backlog: a loop turn for cusehub_serve_backlog(), and
  * one more after each while replies wait. */
