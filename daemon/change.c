@@ -2,9 +2,10 @@
  * up into it. daemon_post_change() (loop thread) arms one sd-event defer
  * source: however many parts post in one turn (a wake-up, a device event,
  * a reload, a recheck, a reseed trigger), the loop's change handler
- * (on_change()) runs once, at the start of the next turn, ahead of events not
+ * (loop.c) runs once, at the start of the next turn, ahead of events not
  * yet taken (its priority). daemon_wake() is the same from any thread
- * (collectors, assessors): it writes the eventfd whose handler posts.
+ * (collectors, assessors): it writes the eventfd whose handler runs the
+ * change at once (and so does what was posted too).
  *
  * Invariant: nothing here acts; the handler decides what a change means.
  * Flow: sources, devices, reload, watchers -> [change] -> the loop's turn. */

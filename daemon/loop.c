@@ -160,16 +160,20 @@ static void take_assessments(Daemon *d) {
 /* The posted change (change.c), once per turn whoever posted it: a
  * wake-up, a start, a reload, a device event, a reseed trigger. The one
  * pump of the turn comes after the sources decided whether
- * /dev/truerandom serves. */
-static int on_change(sd_event_source *s, void *userdata) {
-        Daemon *d = userdata;
-
+ * /dev/truerandom serves. A wake-up runs it itself. */
+static void run_change(Daemon *d) {
+        /* Whatever was posted before is done by this run. */
+        (void)sd_event_source_set_enabled(d->change_source, SD_EVENT_OFF);
         take_assessments(d);
         daemon_refresh_sources(d);
         cusehub_pump(d->hub);
         daemon_update_demand(d);
         check_ready(d);
         update_status(d);
+}
+
+static int on_change(sd_event_source *s, void *userdata) {
+        run_change(userdata);
         return 0;
 }
 
@@ -186,7 +190,9 @@ static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         uint64_t n;
 
         (void)!read(fd, &n, sizeof(n));
-        daemon_post_change(d);
+        /* The change at once: a wake-up is one already (a block, a state
+         * change), and a posted one waiting is done with it. */
+        run_change(d);
         return 0;
 }
 
