@@ -11,7 +11,7 @@ libsystemd-dev libinih-dev libjson-c-dev libcmocka-dev libdivsufsort-dev python3
 case "${1:-}" in
 --vm) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc" ;;
 --all) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc
-clang libclang-rt-14-dev valgrind scdoc debhelper dpkg-dev fakeroot systemd udev" ;;
+clang libclang-rt-14-dev valgrind scdoc debhelper dpkg-dev fakeroot systemd udev stress-ng" ;;
 esac
 
 missing=""
