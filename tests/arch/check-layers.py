@@ -30,6 +30,7 @@ import sys
 LAYERS = {
     "util": [],
     "estimate": ["util"],
+    "ledger": ["util"],
     "pool": ["estimate", "util"],
     "crng": ["pool", "util"],
     "cuse": ["crng", "pool", "util"],
