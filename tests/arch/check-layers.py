@@ -31,6 +31,7 @@ LAYERS = {
     "util": [],
     "estimate": ["util"],
     "ledger": ["util"],
+    "evidence": ["util"],
     "pool": ["estimate", "util"],
     "crng": ["pool", "util"],
     "cuse": ["crng", "pool", "util"],
