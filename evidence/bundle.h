@@ -21,7 +21,8 @@
  * plain ustar header, and what a shell and sha256sum -c read as is).
  *
  * Errors stick: after a failed call every later one returns the same
- * error, and what was written is not a bundle (the caller removes it).
+ * error, and what was written is not a bundle (no MANIFEST: it never
+ * verifies; the caller removes it).
  * Flow: captures, reports, ledger -> [evidence] -> FILE.tar -> auditor. */
 #pragma once
 
