@@ -30,6 +30,8 @@ import sys
 LAYERS = {
     "util": [],
     "estimate": ["util"],
+    "ledger": ["util"],
+    "evidence": ["util"],
     "pool": ["estimate", "util"],
     "crng": ["pool", "util"],
     "cuse": ["crng", "pool", "util"],
