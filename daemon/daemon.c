@@ -286,7 +286,7 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
                 const SourceConfig *sc = &d->config.source[i];
                 if (strcmp(name, config_source_name(i)) != 0)
                         continue;
-                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !sourceconf_ops(i))
+                if (sourceconf_ops(i)->credit == SOURCE_CREDIT_NEVER || !sc->enable)
                         return -ENODEV;
                 *ret_ops = sourceconf_ops(i);
                 *ret_params = sourceconf_params(sc);
