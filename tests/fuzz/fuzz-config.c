@@ -100,7 +100,21 @@ static void check_valid(const Config *c) {
         FUZZ_CHECK(c->source[CONFIG_SOURCE_JITTER].params.jitter_buffer % 1024 == 0);
         if (c->source[CONFIG_SOURCE_FILE].enable)
                 FUZZ_CHECK(c->source[CONFIG_SOURCE_FILE].params.path &&
-                           (c->source[CONFIG_SOURCE_FILE].credit_mbits > 0 || c->source[CONFIG_SOURCE_FILE].credit_auto));
+                           (c->source[CONFIG_SOURCE_FILE].credit_mbits > 0 ||
+                            c->source[CONFIG_SOURCE_FILE].credit_auto));
+        /* And what every row promises, whichever source it is. */
+        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceOps *ops = source_all[i];
+                const SourceConfig *s = &c->source[i];
+
+                FUZZ_CHECK(ops->credit == SOURCE_CREDIT_MEASURED || !s->credit_auto);
+                FUZZ_CHECK(ops->credit != SOURCE_CREDIT_NEVER || s->credit_mbits == 0);
+                FUZZ_CHECK(!s->enable || !ops->credit_required || s->credit_mbits > 0 || s->credit_auto);
+                for (int k = 0; k < SOURCE_KEYS_MAX && ops->keys[k].name; k++)
+                        if (ops->keys[k].type == SOURCE_KEY_PATH ||
+                            (ops->keys[k].type == SOURCE_KEY_PATH_NONE && s->enable))
+                                FUZZ_CHECK(s->params.path);
+        }
 }
 
 static void check_equal(const Config *a, const Config *b) {
@@ -128,49 +142,82 @@ static const char *yn(bool b) {
         return b ? "yes" : "no";
 }
 
-/* "credit=..." for a source that may be auto, with its cap when it is. */
-static void write_credit(FILE *out, const SourceConfig *s) {
-        if (s->credit_auto)
-                fprintf(out, "credit=auto\ncredit_cap=%u.%03u\n", s->credit_cap_mbits / 1000, s->credit_cap_mbits % 1000);
-        else
-                fprintf(out, "credit=%u.%03u\n", s->credit_mbits / 1000, s->credit_mbits % 1000);
+/* [device] from its rows: each name, each mode key once, dropin. */
+static void write_devices(FILE *out, const Config *c) {
+        int dropin = -1;
+
+        fprintf(out, "[device]\ngroup=%s\nmax_parked=%u\n", c->group, c->max_parked);
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++) {
+                const ConfigDeviceRow *row = &config_devices[i];
+                bool first = true;
+
+                fprintf(out, "%s=%s\n", row->name_key, c->device[i].name ? c->device[i].name : "none");
+                for (int j = 0; j < i; j++)
+                        first = first && strcmp(config_devices[j].mode_key, row->mode_key) != 0;
+                if (first)
+                        fprintf(out, "%s=%04o\n", row->mode_key, (unsigned) c->device[i].mode);
+                if (row->dropin && dropin < 0)
+                        dropin = i;
+        }
+        if (dropin >= 0)
+                fprintf(out, "dropin=%s\n", yn(c->device[dropin].enable));
+}
+
+/* [source.NAME] from source s's row: enable, credit as the row allows
+ * (with its cap when auto), then its keys of its own. */
+static void write_source(FILE *out, ConfigSource s, const SourceConfig *sc) {
+        const SourceOps *ops = source_all[s];
+
+        fprintf(out, "[source.%s]\nenable=%s\n", ops->name, yn(sc->enable));
+        if (sc->credit_auto)
+                fprintf(out, "credit=auto\ncredit_cap=%u.%03u\n", sc->credit_cap_mbits / 1000,
+                        sc->credit_cap_mbits % 1000);
+        else if (ops->credit != SOURCE_CREDIT_NEVER)
+                fprintf(out, "credit=%u.%03u\n", sc->credit_mbits / 1000, sc->credit_mbits % 1000);
+        for (int k = 0; k < SOURCE_KEYS_MAX && ops->keys[k].name; k++) {
+                const SourceKey *key = &ops->keys[k];
+                const uint8_t *field = (const uint8_t *) &sc->params + key->offset;
+                const char *path;
+
+                fprintf(out, "%s=", key->name);
+                switch (key->type) {
+                case SOURCE_KEY_BOOL:
+                        fprintf(out, "%s\n", yn(*(const bool *) field));
+                        break;
+                case SOURCE_KEY_UNSIGNED:
+                        fprintf(out, "%u\n", *(const unsigned *) field);
+                        break;
+                case SOURCE_KEY_U64:
+                        fprintf(out, "%llu\n", (unsigned long long) *(const uint64_t *) field);
+                        break;
+                case SOURCE_KEY_KIB:
+                        fprintf(out, "%zu\n", *(const size_t *) field / 1024);
+                        break;
+                case SOURCE_KEY_PATH:
+                case SOURCE_KEY_PATH_NONE:
+                        memcpy(&path, field, sizeof(path));
+                        fprintf(out, "%s\n", path ? path : "none");
+                        break;
+                }
+        }
 }
 
 /* The Config as a file that sets every key. */
 static char *write_back(const Config *c, size_t *ret_size) {
-        const SourceConfig *j = &c->source[CONFIG_SOURCE_JITTER], *r = &c->source[CONFIG_SOURCE_RDSEED],
-                           *h = &c->source[CONFIG_SOURCE_HWRNG], *k = &c->source[CONFIG_SOURCE_KERNEL],
-                           *f = &c->source[CONFIG_SOURCE_FILE];
-        const DeviceConfig *dev = c->device;
         char *text = NULL;
         size_t size = 0;
         FILE *out = open_memstream(&text, &size);
 
         FUZZ_CHECK(out);
-        fprintf(out, "[device]\ntrng_name=%s\nrandom_name=%s\nurandom_name=%s\ngroup=%s\n",
-                dev[CONFIG_DEVICE_TRNG].name, dev[CONFIG_DEVICE_RANDOM].name, dev[CONFIG_DEVICE_URANDOM].name,
-                c->group);
-        fprintf(out, "trng_mode=%04o\nrandom_mode=%04o\ndropin=%s\nmax_parked=%u\nnull_name=%s\n",
-                (unsigned) dev[CONFIG_DEVICE_TRNG].mode, (unsigned) dev[CONFIG_DEVICE_RANDOM].mode,
-                yn(dev[CONFIG_DEVICE_RANDOM].enable), c->max_parked,
-                dev[CONFIG_DEVICE_NULL].name ? dev[CONFIG_DEVICE_NULL].name : "none");
+        write_devices(out, c);
         fprintf(out, "[pool]\nstore_blocks=%u\nlow_water=%u\nmin_healthy=%u\nstart_delay_ms=%llu\n",
                 c->store_blocks, c->low_water, c->min_healthy,
                 (unsigned long long) (c->start_delay_usec / USEC_PER_MSEC));
         fprintf(out, "[crng]\nreseed_interval=%llu\n[control]\nsocket=%s\n",
                 (unsigned long long) (c->reseed_interval_usec / USEC_PER_SEC), c->socket_path);
         fprintf(out, "[assessment]\nsamples=%u\nstate_directory=%s\n", c->assess_samples, c->state_directory);
-        fprintf(out, "[source.jitter]\nenable=%s\nbuffer_kib=%zu\naccesses=%u\n", yn(j->enable),
-                j->params.jitter_buffer / 1024, j->params.jitter_accesses);
-        write_credit(out, j);
-        fprintf(out, "[source.rdseed]\nenable=%s\ncredit=%u.%03u\n", yn(r->enable), r->credit_mbits / 1000,
-                r->credit_mbits % 1000);
-        fprintf(out, "[source.hwrng]\nenable=%s\ncredit=%u.%03u\npath=%s\n", yn(h->enable),
-                h->credit_mbits / 1000, h->credit_mbits % 1000, h->params.path);
-        fprintf(out, "[source.kernel]\nenable=%s\n", yn(k->enable));
-        fprintf(out, "[source.file]\nenable=%s\npath=%s\nloop=%s\nrate=%llu\n", yn(f->enable),
-                f->params.path ? f->params.path : "none", yn(f->params.loop), (unsigned long long) f->params.rate);
-        write_credit(out, f);
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++)
+                write_source(out, s, &c->source[s]);
         FUZZ_CHECK(fclose(out) == 0);
         *ret_size = size;
         return text;
