@@ -24,10 +24,8 @@
  *   [source.NAME] for each row of pool/source.h's table: enable; credit
  *              (bits per sample, or auto where the row measures raw noise)
  *              and credit_cap (auto only), unless the row is never credited
- *              (kernel); then the row's keys of its own:
- *                jitter  buffer_kib, accesses
- *                hwrng   path (credit is a cap on what rng_quality justifies)
- *                file    path, loop, rate (samples/s)
+ *              (kernel); then the keys of the row's own (its SourceKeys:
+ *              jitter's buffer_kib, hwrng's path, file's path, loop, rate)
  * credit is decimal bits per 8-bit sample in [0, 8], kept in millibits,
  * rounded down (never more than written); or `auto`: half the SP 800-90B
  * estimate measured on this machine, at most credit_cap.

@@ -15,14 +15,8 @@
  * and compares from the row, the daemon's reload and --check-config check
  * its path from it, truerandomctl's help lists its name. Adding a source is
  * its file here, its line in SOURCE_TABLE below and its file in meson.build
- * (a setting of its own is also a field of SourceParams).
- *
- *   jitter  timing deltas of a memory-access loop, divided by the clock's
- *           step measured at open; low 8 bits of the reduced delta
- *   rdseed  x86 RDSEED, runtime-detected (-ENODEV when absent), bounded retry
- *   hwrng   /dev/hwrng; its credit comes from sysfs rng_quality
- *   kernel  getrandom(); never credited (CRNG defence in depth only)
- *   file    replays a file of raw samples (tests, re-checking a capture)
+ * (a setting of its own is also a field of SourceParams). Each source's
+ * file opens with how it samples and why it is credited as it is.
  * Flow: [source] -> health -> conditioner -> store. */
 #pragma once
 
