@@ -264,11 +264,10 @@ static Bench *bench_new(void) {
         b->config.source[CONFIG_SOURCE_FILE] = (SourceConfig) {
                 .enable = true,
                 .credit_mbits = 8000,
-                .path = strdup(b->samples),
-                .loop = true,
+                .params = { .path = strdup(b->samples), .loop = true },
         };
         if (!b->config.group || !b->config.socket_path || !b->config.state_directory ||
-            !b->config.source[CONFIG_SOURCE_FILE].path)
+            !b->config.source[CONFIG_SOURCE_FILE].params.path)
                 die("out of memory");
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
                 b->daemon_fd[k] = -1;
@@ -278,11 +277,12 @@ static Bench *bench_new(void) {
 }
 
 static void bench_start(Bench *b) {
+        const DeviceConfig *dev = b->config.device;
         const char *names[_CUSEDEV_KIND_MAX] = {
-                [CUSEDEV_TRNG] = b->config.trng_name,
-                [CUSEDEV_RANDOM] = b->config.dropin ? b->config.random_name : NULL,
-                [CUSEDEV_URANDOM] = b->config.dropin ? b->config.urandom_name : NULL,
-                [CUSEDEV_NULL] = b->config.null_name,
+                [CUSEDEV_TRNG] = dev[CONFIG_DEVICE_TRNG].name,
+                [CUSEDEV_RANDOM] = dev[CONFIG_DEVICE_RANDOM].enable ? dev[CONFIG_DEVICE_RANDOM].name : NULL,
+                [CUSEDEV_URANDOM] = dev[CONFIG_DEVICE_URANDOM].enable ? dev[CONFIG_DEVICE_URANDOM].name : NULL,
+                [CUSEDEV_NULL] = dev[CONFIG_DEVICE_NULL].name,
         };
         int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
         FkInit init;
@@ -457,8 +457,8 @@ static void run_throughput(unsigned rounds, Throughput *ret) {
          * enough thresholds keep those copies in reused memory. */
         mallopt(M_MMAP_THRESHOLD, 4 << 20);
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
-        b->config.null_name = strdup("truerandom-null");
-        if (!b->config.null_name)
+        b->config.device[CONFIG_DEVICE_NULL].name = strdup("truerandom-null");
+        if (!b->config.device[CONFIG_DEVICE_NULL].name)
                 die("out of memory");
         bench_start(b);
         wait_seeded(b);
@@ -559,7 +559,7 @@ static void rss_parked(double *out) {
         Bench *b = bench_new();
         FakeKernel *fk;
 
-        b->config.start_delay_ms = NO_START_MS;
+        b->config.start_delay_usec = NO_START_MS * USEC_PER_MSEC;
         if (b->config.max_parked < PARKED)
                 b->config.max_parked = PARKED;
         out[RSS_MAX_PARKED] = b->config.max_parked;

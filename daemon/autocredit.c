@@ -176,8 +176,8 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
 
         autocredit_reset(d, slot);
         /* Only sources whose raw noise the estimators judge have a stored
-         * estimate: jitter and file (config.c refuses auto for the others). */
-        if (i == CONFIG_SOURCE_JITTER || i == CONFIG_SOURCE_FILE) {
+         * estimate: those whose row allows credit = auto. */
+        if (sourceconf_ops(i)->credit == SOURCE_CREDIT_MEASURED) {
                 identity_set_sampler(&now, source_name(i), &p);
                 if (d->state_dirfd >= 0)
                         r = assessment_load(d->state_dirfd, source_name(i), &a, why, sizeof(why));
@@ -434,7 +434,7 @@ int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o) {
         const SourceConfig *sc = &d->config.source[i];
         int r = 0;
 
-        if (!sc->enable || i == CONFIG_SOURCE_KERNEL || (!sc->credit_auto && sc->credit_mbits == 0))
+        if (!sourceconf_creditable(sc, i))
                 return 0;
         r |= json_put(o, "credit_origin", json_object_new_string(credit_origin_to_string(slot->credit.origin)));
         if (sc->credit_auto)

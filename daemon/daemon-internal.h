@@ -182,8 +182,6 @@ int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
 int daemon_complete_cuse_init(Daemon *d);
 
 /* sources.c */
-/* Enabled, not the kernel's, built in, and not set to credit = 0. */
-bool daemon_source_creditable(const SourceConfig *sc, ConfigSource i);
 /* Creates source i's collector at the credit decided for it (none when
  * that is 0) and starts it if the sources run. 0 or -errno (logged). */
 int daemon_source_start(Daemon *d, ConfigSource i);

@@ -227,7 +227,7 @@ static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
          * before it). */
         if (healthy)
                 (void)daemon_reseed(d, SEED_TRIGGER_PERIODIC);
-        return sd_event_source_set_time_relative(s, (uint64_t)d->config.reseed_interval * 1000000ULL);
+        return sd_event_source_set_time_relative(s, d->config.reseed_interval_usec);
 }
 
 static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -286,7 +286,7 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
                 const SourceConfig *sc = &d->config.source[i];
                 if (strcmp(name, config_source_name(i)) != 0)
                         continue;
-                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !sourceconf_ops(i))
+                if (sourceconf_ops(i)->credit == SOURCE_CREDIT_NEVER || !sc->enable)
                         return -ENODEV;
                 *ret_ops = sourceconf_ops(i);
                 *ret_params = sourceconf_params(sc);
@@ -353,7 +353,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 goto fail;
         }
         r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable,
-                                        .min_interval_usec = (uint64_t)d->config.min_reseed_interval_ms * 1000ULL },
+                                        .min_interval_usec = d->config.min_reseed_interval_usec },
                        d->store, d->crng, &d->seeder);
         if (r < 0) {
                 log_error_errno(r, "start-up");
@@ -411,7 +411,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         }
         (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
-                                       (uint64_t)d->config.reseed_interval * 1000000ULL, 0, on_reseed_timer, d);
+                                       d->config.reseed_interval_usec, 0, on_reseed_timer, d);
         if (r < 0) {
                 log_error_errno(r, "reseed timer");
                 goto fail;
@@ -455,13 +455,17 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (r < 0)
                 goto fail;
 
-        r = daemon_add_device(d, CUSEDEV_TRNG, d->config.trng_name, d->config.trng_mode, d->gid);
-        if (r >= 0 && d->config.dropin)
-                r = daemon_add_device(d, CUSEDEV_RANDOM, d->config.random_name, d->config.random_mode, 0);
-        if (r >= 0 && d->config.dropin)
-                r = daemon_add_device(d, CUSEDEV_URANDOM, d->config.urandom_name, d->config.random_mode, 0);
-        if (r >= 0 && d->config.null_name)
-                r = daemon_add_device(d, CUSEDEV_NULL, d->config.null_name, d->config.random_mode, 0);
+        r = daemon_add_device(d, CUSEDEV_TRNG, d->config.device[CONFIG_DEVICE_TRNG].name,
+                              d->config.device[CONFIG_DEVICE_TRNG].mode, d->gid);
+        if (r >= 0 && config_device_served(&d->config.device[CONFIG_DEVICE_RANDOM]))
+                r = daemon_add_device(d, CUSEDEV_RANDOM, d->config.device[CONFIG_DEVICE_RANDOM].name,
+                                      d->config.device[CONFIG_DEVICE_RANDOM].mode, 0);
+        if (r >= 0 && config_device_served(&d->config.device[CONFIG_DEVICE_URANDOM]))
+                r = daemon_add_device(d, CUSEDEV_URANDOM, d->config.device[CONFIG_DEVICE_URANDOM].name,
+                                      d->config.device[CONFIG_DEVICE_URANDOM].mode, 0);
+        if (r >= 0 && config_device_served(&d->config.device[CONFIG_DEVICE_NULL]))
+                r = daemon_add_device(d, CUSEDEV_NULL, d->config.device[CONFIG_DEVICE_NULL].name,
+                                      d->config.device[CONFIG_DEVICE_NULL].mode, 0);
         if (r >= 0)
                 r = daemon_complete_cuse_init(d);
         /* Before any other thread exists and before a byte is served. */
@@ -470,14 +474,15 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (r < 0)
                 goto fail;
 
-        if (d->config.start_delay_ms > 0) {
+        if (d->config.start_delay_usec > 0) {
                 r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC,
-                                               (uint64_t)d->config.start_delay_ms * 1000ULL, 0, on_start_timer, d);
+                                               d->config.start_delay_usec, 0, on_start_timer, d);
                 if (r < 0) {
                         log_error_errno(r, "start timer");
                         goto fail;
                 }
-                log_info("sources start in %u ms (start_delay_ms)", d->config.start_delay_ms);
+                log_info("sources start in %" PRIu64 " ms (start_delay_ms)",
+                         d->config.start_delay_usec / USEC_PER_MSEC);
         } else {
                 r = daemon_start_collectors(d);
                 if (r < 0)

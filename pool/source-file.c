@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
@@ -128,8 +129,17 @@ static void file_close(void *state) {
 
 const SourceOps source_file = {
         .name = "file",
-        /* Replayed data has no credit of its own: tests and audits set one. */
-        .default_credit = 0,
+        .help = "raw samples replayed from a file or FIFO (tests, captures)",
+        .credit = SOURCE_CREDIT_MEASURED,
+        /* Replayed data has no credit of its own: tests and audits set one,
+         * and enabled without one it could only mislead. */
+        .credit_required = true,
+        .defaults = { .enable = false, .credit_cap_mbits = 8000 },
+        .keys = {
+                { "path", SOURCE_KEY_PATH_NONE, offsetof(SourceParams, path), 0, 0 },
+                { "loop", SOURCE_KEY_BOOL, offsetof(SourceParams, loop), 0, 0 },
+                { "rate", SOURCE_KEY_U64, offsetof(SourceParams, rate), 0, 1000000000 },
+        },
         .open = file_open,
         .read = file_read,
         .max_credit = file_max_credit,

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +136,13 @@ static void hwrng_close(void *state) {
 
 const SourceOps source_hwrng = {
         .name = "hwrng",
-        /* Nothing is credited without the driver's own claim (max_credit). */
-        .default_credit = 8000,
+        .help = "the kernel's hardware RNG, /dev/hwrng",
+        .credit = SOURCE_CREDIT_FIXED,
+        /* The credit is a cap on the driver's own claim (max_credit). */
+        .defaults = { .enable = true, .credit_mbits = 4000, .params = { .path = HWRNG_PATH } },
+        .keys = {
+                { "path", SOURCE_KEY_PATH, offsetof(SourceParams, path), 0, 0 },
+        },
         .open = hwrng_open,
         .read = hwrng_read,
         .max_credit = hwrng_max_credit,

@@ -65,7 +65,7 @@ static int start(int k, char *log, size_t log_size) {
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 c.source[i].enable = false;
         c.source[CONFIG_SOURCE_FILE] = (SourceConfig){ .enable = true, .credit_mbits = 8000,
-                                                       .path = strdup("/dev/zero"), .loop = true };
+                                                       .params = { .path = strdup("/dev/zero"), .loop = true } };
 
         /* What the daemon writes to stderr, into a file. */
         snprintf(path, sizeof(path), "%s/log", dir);

@@ -149,11 +149,16 @@ static void fake_close(void *state) {
         free(state);
 }
 
-static const SourceOps fake_ops = { "fake", 1000, fake_open, fake_read, fake_max_credit, fake_close };
-static const SourceOps flaky_ops = { "flaky", 1000, fake_open, flaky_read, fake_max_credit, fake_close };
-static const SourceOps broken_ops = { "broken", 1000, fake_open, broken_read, fake_max_credit, fake_close };
-static const SourceOps nodev_ops = { "nodev", 1000, nodev_open, fake_read, fake_max_credit, fake_close };
-static const SourceOps selftest_ops = { "selftest", 1000, selftest_open, fake_read, fake_max_credit, fake_close };
+static const SourceOps fake_ops = { .name = "fake", .defaults = { .credit_mbits = 1000 }, .open = fake_open,
+                                    .read = fake_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps flaky_ops = { .name = "flaky", .defaults = { .credit_mbits = 1000 }, .open = fake_open,
+                                     .read = flaky_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps broken_ops = { .name = "broken", .defaults = { .credit_mbits = 1000 }, .open = fake_open,
+                                      .read = broken_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps nodev_ops = { .name = "nodev", .defaults = { .credit_mbits = 1000 }, .open = nodev_open,
+                                     .read = fake_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps selftest_ops = { .name = "selftest", .defaults = { .credit_mbits = 1000 }, .open = selftest_open,
+                                        .read = fake_read, .max_credit = fake_max_credit, .close = fake_close };
 
 /* ---- the daemon's side ------------------------------------------------------------ */
 
