@@ -55,7 +55,7 @@ static const char *assess_error_text(int error, char *buf, size_t size) {
                 return "the source ended before the samples were in (a file: set loop = yes, or fewer "
                        "[assessment] samples)";
         case -ETIMEDOUT:
-                snprintf(buf, size, "no sample for %u s", CAPTURE_STALL_MS / 1000U);
+                snprintf(buf, size, "no sample for %u s", (unsigned) (CAPTURE_STALL_USEC / USEC_PER_SEC));
                 return buf;
         case -ECANCELED:
                 return "stopped";

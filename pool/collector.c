@@ -18,7 +18,7 @@
  *     was cloned): the partial and waiting blocks restart when the store's
  *     epoch moved, and a block finished across a purge is refused by the
  *     store;
- *   - device errors back off exponentially (10 ms .. 1 s) on a condition
+ *   - device errors back off (backoff.h: 10 ms doubling to 1 s) on a condition
  *     variable that collector_free() signals, so a broken device never spins
  *     and never delays shutdown by more than one source read (~1 s).
  * Threads: the sampling thread owns the source, the health state, the
@@ -31,6 +31,7 @@
  * failure discarded it.
  * Flow: source -> health -> conditioner -> [collector puts into] store. */
 #include "collector.h"
+#include "backoff.h"
 #include "conditioner.h"
 #include "secret.h"
 
@@ -43,8 +44,6 @@
 #include <time.h>
 
 #define COLLECTOR_CHUNK 4096U
-#define BACKOFF_MIN_MS 10U
-#define BACKOFF_MAX_MS 1000U
 
 /* A finished block whose windows have not all closed yet. */
 typedef struct PendingBlock {
@@ -386,18 +385,10 @@ static bool collector_stopping(Collector *c) {
         return stop;
 }
 
-/* Sleeps ms unless asked to stop; returns true when stopping. */
-static bool collector_sleep(Collector *c, unsigned ms) {
-        struct timespec until;
+/* Sleeps usec unless asked to stop; returns true when stopping. */
+static bool collector_sleep(Collector *c, usec_t usec) {
+        struct timespec until = usec_to_timespec(now_usec(CLOCK_MONOTONIC) + usec);
         bool stop;
-
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (long) (ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
 
         collector_lock(c);
         while (!c->stop) {
@@ -423,9 +414,13 @@ static bool collector_owes_test(const Collector *c) {
 
 static void *collector_thread(void *userdata) {
         Collector *c = userdata;
-        unsigned backoff = 0;
+        Backoff backoff;
 
+        /* A collector never gives up on its source: it waits, ever less
+         * often, until the device answers or it is stopped. */
+        backoff_init(&backoff, 0, USEC_INFINITY);
         while (!collector_stopping(c)) {
+                usec_t wait;
                 ssize_t r;
 
                 r = store_wait_for_demand(c->store, collector_owes_test(c));
@@ -440,16 +435,12 @@ static void *collector_thread(void *userdata) {
 
                 if (collector_state(c) == SOURCE_FAILED_PERMANENT)
                         break;
-                if (r >= 0) {
-                        backoff = 0;
-                        continue;
-                }
                 /* The store is gone, or a file ended: nothing more to do. */
                 if (r == -ESHUTDOWN || r == -ENODATA)
                         break;
-
-                backoff = backoff == 0 ? BACKOFF_MIN_MS : MIN(backoff * 2, BACKOFF_MAX_MS);
-                if (collector_sleep(c, backoff))
+                if (backoff_next(&backoff, r, &wait) < 0)
+                        break;
+                if (wait > 0 && collector_sleep(c, wait))
                         break;
         }
         return NULL;
