@@ -11,7 +11,8 @@
 
 #include "util/cleanup.h"
 
-/* Allocates zeroed, locked, guarded memory; NULL on failure. */
+/* Allocates zeroed, locked, guarded memory (initialising libsodium if no
+ * one did yet); NULL on failure. */
 void *secret_alloc(size_t size);
 /* Erases and frees; takes NULL; returns NULL. */
 void *secret_free(void *p);
