@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/cleanup.h"
+
 #define STORE_BLOCK_SIZE 32U
 
 typedef struct Store Store;
@@ -40,6 +42,7 @@ typedef struct StoreStats {
 int store_new(size_t capacity, size_t low_water, Store **ret);
 /* Wakes waiting collectors with "stopped" first; takes NULL; returns NULL. */
 Store *store_free(Store *s);
+DEFINE_FREEP(Store, store_free);
 
 /* Adds a block produced by source_id with its credit (>= 320000 mbits, else
  * -EINVAL). epoch is store_epoch() as read before the first sample of the
