@@ -174,7 +174,7 @@ static int parse_file(const char *text, size_t n, struct json_object **ret_root,
 static int entry_from_json(struct json_object *o, const char *source, Assessment *ret, char *why, size_t why_size) {
         Assessment a = { 0 };
         struct json_object *v;
-        double seconds;
+        double seconds;  /* as the file says it; kept as usec_t */
 
         if (!json_object_is_type(o, json_type_object))
                 return refuse(-EBADMSG, why, why_size, "%s: sources.%s is not an object", ASSESSMENT_FILE, source);
@@ -187,7 +187,7 @@ static int entry_from_json(struct json_object *o, const char *source, Assessment
             !((seconds = json_object_get_double(v)) >= 0.0 && seconds < 1e9))
                 return refuse(-EBADMSG, why, why_size, "%s: sources.%s.seconds missing or malformed", ASSESSMENT_FILE,
                               source);
-        a.seconds = seconds;
+        a.duration_usec = (usec_t) llround(seconds * (double) USEC_PER_SEC);
         if (!json_object_object_get_ex(o, "identity", &v) || identity_from_json(v, &a.identity) < 0 ||
             strcmp(a.identity.source, source) != 0)
                 return refuse(-EBADMSG, why, why_size, "%s: sources.%s.identity missing or malformed", ASSESSMENT_FILE,
@@ -230,9 +230,9 @@ static struct json_object *entry_to_json(const Assessment *a) {
         int r = 0;
 
         assessment_format_date(a->date, d);
-        snprintf(s, sizeof(s), "%.1f", a->seconds);
+        snprintf(s, sizeof(s), "%.1f", usec_to_seconds(a->duration_usec));
         r |= json_put(o, "date", json_object_new_string(d));
-        r |= json_put(o, "seconds", json_object_new_double_s(a->seconds, s));
+        r |= json_put(o, "seconds", json_object_new_double_s(usec_to_seconds(a->duration_usec), s));
         r |= json_put(o, "identity", identity_to_json(&a->identity));
         r |= json_put(o, "report", ea_report_to_json(&a->report));
         if (r) {
