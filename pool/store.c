@@ -9,9 +9,10 @@
  * x 0.8 holds by construction; store_take() re-checks it and abort()s.
  * One mutex guards everything; one condition variable wakes collectors
  * when demand may have appeared (take, purge, set_demand, shutdown).
- * Secrets: blocks are born in store_put() (copied from the collector) and
+ * Secrets: blocks are born in store_put() (copied from the intake) and
  * erased in store_take(), store_purge(), store_purge_all() and store_free().
- * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
+ * Flow: intake (conditioner, pending) -> [store] -> CUSE readers / CRNG
+ * seeds. */
 #include "store.h"
 
 #include <errno.h>

@@ -11,7 +11,8 @@
  *
  * Thread-safety: collectors (source threads) put and wait for demand; the
  * loop thread takes, purges and sets demand. One mutex guards all of it.
- * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
+ * Flow: intake (conditioner, pending) -> [store] -> CUSE readers / CRNG
+ * seeds. */
 #pragma once
 
 #include <stdbool.h>
