@@ -21,6 +21,11 @@ static inline int json_put_nullable(struct json_object *o, const char *key, stru
         return json_put_value(o, key, v, true);
 }
 
+/* For _cleanup_(json_object_putp): drops the reference held; takes NULL. */
+static inline void json_object_putp(struct json_object **o) {
+        json_object_put(*o);
+}
+
 /* A double written with a fixed number of decimals ("0.250", not
  * "0.25000000000000001"); NULL when out of memory. */
 struct json_object *json_new_fixed(double v, int decimals);
