@@ -19,9 +19,11 @@
 #include "source.h"
 #include "util/time-util.h"
 
-/* The collector's read size (collector.c). */
+/* The collector's read size (COLLECTOR_CHUNK; collector.c checks that
+ * they agree). */
 #define CAPTURE_CHUNK 4096U
-/* Device errors in a row that end a capture (about 0.3 s of backoff). */
+/* Device errors in a row that end a capture (the four before the last
+ * wait 10 + 20 + 40 + 80 ms). */
 #define CAPTURE_ERRORS_MAX 5U
 #define CAPTURE_STALL_USEC (60U * USEC_PER_SEC)
 
