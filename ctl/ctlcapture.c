@@ -150,7 +150,8 @@ static int capture_direct(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
         if (r == -ENODATA)
                 return ctl_fail(EXIT_FAILED, "source %s ended after %" PRIu64 " samples", c->source, d.done);
         if (r == -ETIMEDOUT)
-                return ctl_fail(EXIT_FAILED, "source %s gave no sample for %u s", c->source, CAPTURE_STALL_MS / 1000U);
+                return ctl_fail(EXIT_FAILED, "source %s gave no sample for %u s", c->source,
+                                (unsigned) (CAPTURE_STALL_USEC / USEC_PER_SEC));
         if (r < 0 && d.done == 0)
                 return ctl_fail(EXIT_SOURCE, "cannot open source %s: %s", c->source, strerror(-r));
         if (r < 0)

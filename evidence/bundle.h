@@ -44,7 +44,7 @@ typedef struct EvidenceWriter EvidenceWriter;
  * (0: now). 0, -ENOMEM or -EIO. */
 int evidence_writer_new(int fd, usec_t mtime, EvidenceWriter **ret);
 EvidenceWriter *evidence_writer_free(EvidenceWriter *w);
-DEFINE_FREEP(EvidenceWriter, evidence_writer_free)
+DEFINE_FREEP(EvidenceWriter, evidence_writer_free);
 
 /* A file of size bytes, streamed: begin, write until size bytes are in,
  * end. -EINVAL: a bad or repeated name, a file begun while another is

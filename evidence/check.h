@@ -61,7 +61,7 @@ typedef struct EvidenceReport {
  * inside); -ENOMEM, or -errno reading fd. pk may be NULL. */
 int evidence_verify(int fd, const uint8_t *pk, EvidenceReport **ret);
 EvidenceReport *evidence_report_free(EvidenceReport *r);
-DEFINE_FREEP(EvidenceReport, evidence_report_free)
+DEFINE_FREEP(EvidenceReport, evidence_report_free);
 
 static inline bool evidence_report_ok(const EvidenceReport *r) {
         return r->n_findings == 0;

@@ -50,7 +50,7 @@ typedef struct Ledger Ledger;
  * options; other -errno from the file system. opts may be NULL. */
 int ledger_open(int dir_fd, const LedgerOptions *opts, Ledger **ret);
 Ledger *ledger_free(Ledger *l);
-DEFINE_FREEP(Ledger, ledger_free)
+DEFINE_FREEP(Ledger, ledger_free);
 
 /* Appends one record now (CLOCK_REALTIME and CLOCK_MONOTONIC). -EINVAL
  * for an event or fields record.h refuses; a write error as -errno, with

@@ -81,7 +81,7 @@ typedef struct LedgerReport {
  * other -errno: the walk itself failed. */
 int ledger_verify(int dir_fd, const LedgerAnchor *anchor, LedgerReport **ret);
 LedgerReport *ledger_report_free(LedgerReport *r);
-DEFINE_FREEP(LedgerReport, ledger_report_free)
+DEFINE_FREEP(LedgerReport, ledger_report_free);
 
 /* True when nothing but a torn last record was found. */
 bool ledger_report_intact(const LedgerReport *r);

@@ -15,6 +15,7 @@
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
 #include "util/cleanup.h"
+#include "util/time-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,9 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* The longest a FIFO's read waits for data. */
+#define FILE_FIFO_WAIT_USEC USEC_PER_SEC
 
 typedef struct FileSource {
         int fd;
@@ -62,8 +66,8 @@ static int file_open(const SourceParams *p, void **ret_state) {
 }
 
 static void file_pace(const FileSource *f, size_t n) {
-        uint64_t ns = (uint64_t) n * 1000000000U / f->rate;
-        struct timespec ts = { .tv_sec = (time_t) (ns / 1000000000U), .tv_nsec = (long) (ns % 1000000000U) };
+        /* Rounded up, so that the output never exceeds the rate. */
+        struct timespec ts = usec_to_timespec(((usec_t) n * USEC_PER_SEC + f->rate - 1) / f->rate);
 
         while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
                 ;
@@ -74,7 +78,7 @@ static ssize_t file_read_once(FileSource *f, uint8_t *buf, size_t n) {
         ssize_t r;
 
         /* Linux reports no POLLHUP on a FIFO before its first writer. */
-        if (f->fifo && poll(&pfd, 1, 1000) == 0)
+        if (f->fifo && poll(&pfd, 1, (int) (FILE_FIFO_WAIT_USEC / USEC_PER_MSEC)) == 0)
                 return -EAGAIN;
         do
                 r = read(f->fd, buf, n);

@@ -15,6 +15,7 @@
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
 #include "util/cleanup.h"
+#include "util/time-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@
 
 #define HWRNG_PATH "/dev/hwrng"
 #define HWRNG_SYSFS "/sys/class/misc/hw_random"
-#define HWRNG_POLL_MS 1000
+#define HWRNG_POLL_USEC USEC_PER_SEC
 #define HWRNG_QUALITY_MAX 1024U
 
 typedef struct Hwrng {
@@ -102,7 +103,7 @@ static ssize_t hwrng_read(void *state, uint8_t *buf, size_t n) {
 
         if (n == 0)
                 return -EINVAL;
-        r = poll(&pfd, 1, HWRNG_POLL_MS);
+        r = poll(&pfd, 1, (int) (HWRNG_POLL_USEC / USEC_PER_MSEC));
         if (r < 0)
                 return errno == EINTR ? -EAGAIN : -errno;
         if (r == 0)

@@ -9,7 +9,7 @@
 #include "cleanup.h"
 
 /* _cleanup_(json_object_putp): drops a reference on every path out. */
-DEFINE_FREEP(struct json_object, json_object_put)
+DEFINE_FREEP(struct json_object, json_object_put);
 
 /* o[key] = v. v is taken in every case (put on failure). A NULL v is an
  * allocation that failed: -ENOMEM, unless null_ok (then JSON null).
