@@ -23,15 +23,16 @@ static inline void closep(int *fd) {
 #define _cleanup_close_ _cleanup_(closep)
 
 /* Hands a pointer (or fd) over: returns it and leaves NULL (or -1) behind,
- * so the cleanup of the scope it leaves does nothing. */
+ * so the cleanup of the scope it leaves does nothing. A statement
+ * expression: __extension__ keeps -Wpedantic quiet about it. */
 #define TAKE_PTR(p)                                                            \
-        ({                                                                     \
+        __extension__({                                                        \
                 __typeof__(p) take_ptr_ = (p);                                 \
                 (p) = NULL;                                                    \
                 take_ptr_;                                                     \
         })
 #define TAKE_FD(fd)                                                            \
-        ({                                                                     \
+        __extension__({                                                        \
                 int take_fd_ = (fd);                                           \
                 (fd) = -1;                                                     \
                 take_fd_;                                                      \
