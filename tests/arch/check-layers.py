@@ -44,6 +44,7 @@ LAYERS = {
     # Other programs, each in its folder. The client library is public:
     # it uses nothing of the daemon's tree.
     "libtruerandom": [],
+    "seed": ["libtruerandom", "proto", "util"],
 }
 
 # library: (symbol prefixes, the folders that may use them)
