@@ -45,6 +45,7 @@ LAYERS = {
     # it uses nothing of the daemon's tree.
     "libtruerandom": [],
     "seed": ["libtruerandom", "proto", "util"],
+    "ossl": ["libtruerandom"],
 }
 
 # library: (symbol prefixes, the folders that may use them)

@@ -16,6 +16,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+from fifo import left_in, open_fed  # noqa: E402
 import threading
 
 SKIP = 77
@@ -56,19 +59,6 @@ class FakeDaemon:
             assert self.cond.wait_for(lambda: self.requests >= n, timeout=60), "no status request"
 
 
-def left_in(fd):
-    os.set_blocking(fd, False)
-    n = 0
-    try:
-        while True:
-            b = os.read(fd, 4096)
-            if not b:
-                break
-            n += len(b)
-    except BlockingIOError:
-        pass
-    os.set_blocking(fd, True)
-    return n
 
 
 def main(exe):
@@ -77,9 +67,7 @@ def main(exe):
         return SKIP
     with tempfile.TemporaryDirectory() as d:
         fifo, sock = os.path.join(d, "truerandom"), os.path.join(d, "control")
-        os.mkfifo(fifo)
-        wfd = os.open(fifo, os.O_RDWR)
-        os.write(wfd, os.urandom(96))
+        wfd = open_fed(fifo, os.urandom(96))
         daemon = FakeDaemon(sock)
         p = subprocess.Popen([exe, "--once", "--poll", "1", "--device", fifo, "--socket", sock],
                              stderr=subprocess.PIPE, text=True)
