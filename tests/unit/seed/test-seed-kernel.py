@@ -16,10 +16,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 from fifo import left_in, open_fed  # noqa: E402
-import threading
 
 SKIP = 77
 
@@ -57,8 +57,6 @@ class FakeDaemon:
     def wait_requests(self, n):
         with self.cond:
             assert self.cond.wait_for(lambda: self.requests >= n, timeout=60), "no status request"
-
-
 
 
 def main(exe):
