@@ -46,6 +46,8 @@ LAYERS = {
     "libtruerandom": [],
     "seed": ["libtruerandom", "proto", "util"],
     "ossl": ["libtruerandom"],
+    # The reading examples: what a user's program may use, the library.
+    "docs/examples": ["libtruerandom"],
 }
 
 # library: (symbol prefixes, the folders that may use them)
