@@ -23,7 +23,7 @@
 /* ---- through truerandomd ------------------------------------------------------------ */
 
 static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, void *userdata, const char *sink_name) {
-        CtlRequest req = { .command = CTL_COMMAND_RAW, .samples = c->samples, .rows = c->rows };
+        CtlRequest req;
         uint64_t total = c->samples * c->rows, got = 0;
         char *socket_path;
         uint8_t *buf;
@@ -32,6 +32,9 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
 
         if (strlen(c->source) > CTL_SOURCE_NAME_MAX)
                 return ctl_fail(EXIT_USAGE, "source name too long");
+        ctl_request_init(&req, ctl_command_from_string("raw"));
+        req.samples = c->samples;
+        req.rows = c->rows;
         snprintf(req.source, sizeof(req.source), "%s", c->source);
         socket_path = c->socket_path ? strdup(c->socket_path) : ctl_configured_socket(c->config_path);
         buf = malloc(CTL_REPLY_MAX);

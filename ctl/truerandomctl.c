@@ -236,10 +236,11 @@ static int parse_args(int argc, char *argv[], Options *o) {
 /* The verdict on the status, after printing it; or, when there is no
  * status to judge, an exit code other than a verdict's. */
 /* One request, one "ok" reply into buf (CTL_REPLY_MAX bytes). */
-static int request_ok(const char *socket_path, CtlCommand command, uint8_t *buf, CtlReply *ret) {
-        CtlRequest req = { .command = command };
+static int request_ok(const char *socket_path, const char *command, uint8_t *buf, CtlReply *ret) {
+        CtlRequest req;
         int fd = -1, code;
 
+        ctl_request_init(&req, ctl_command_from_string(command));
         if (!buf)
                 return ctl_fail(EXIT_FAILED, "out of memory");
         code = ctl_request(socket_path, &req, CTL_CLIENT_TIMEOUT_S, &fd);
@@ -258,7 +259,7 @@ static int do_status(const Options *o, const char *socket_path, bool *ret_judged
         CtlReply r;
         int code, verdict;
 
-        code = request_ok(socket_path, CTL_COMMAND_STATUS, buf, &r);
+        code = request_ok(socket_path, "status", buf, &r);
         if (code == EXIT_OK && ctl_status_parse((const char *) r.payload, r.payload_size, &status) < 0)
                 code = ctl_fail(EXIT_PROTOCOL, "truerandomd sent a status this version cannot read");
         if (code == EXIT_OK) {
@@ -305,7 +306,7 @@ static int status_unreachable(const Options *o) {
 static int do_reseed(const char *socket_path) {
         uint8_t *buf = malloc(CTL_REPLY_MAX);
         CtlReply r;
-        int code = request_ok(socket_path, CTL_COMMAND_RESEED, buf, &r);
+        int code = request_ok(socket_path, "reseed", buf, &r);
 
         free(buf);
         return code;

@@ -125,8 +125,8 @@ static void conn_dispatch(Conn *conn, const CtlRequest *req) {
         char eb[128];
         int r;
 
-        switch (req->command) {
-        case CTL_COMMAND_STATUS:
+        switch (req->command - ctl_commands) {
+        case 0: /* status */
                 r = c->cb.status_json ? c->cb.status_json(c->cb.userdata, &json) : -EOPNOTSUPP;
                 if (r < 0) {
                         conn_reply_error(conn, ctl_error_from_errno(r), "status: %s", control_errno_text(r, eb, sizeof(eb)));
@@ -135,7 +135,7 @@ static void conn_dispatch(Conn *conn, const CtlRequest *req) {
                 conn_reply_ok(conn, json);
                 return;
 
-        case CTL_COMMAND_RESEED:
+        case 1: /* reseed */
                 if (conn->uid != 0) {
                         conn_reply_error(conn, CTL_ERROR_PERMISSION, "reseed needs root");
                         return;
@@ -149,7 +149,7 @@ static void conn_dispatch(Conn *conn, const CtlRequest *req) {
                         conn_reply_ok(conn, NULL);
                 return;
 
-        case CTL_COMMAND_RAW:
+        case 2: /* raw */
                 /* Before the name is looked at: no probing for sources. */
                 if (conn->uid != 0) {
                         conn_reply_error(conn, CTL_ERROR_PERMISSION, "raw needs root");
@@ -180,7 +180,7 @@ static void conn_dispatch(Conn *conn, const CtlRequest *req) {
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Conn *conn = userdata;
         uint8_t buf[CTL_REQUEST_MAX];
-        const char *reason = NULL;
+        char reason[CTL_REASON_MAX] = "malformed request";
         CtlRequest req;
         ssize_t n;
         int r;
@@ -213,9 +213,9 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                                  CTL_REQUEST_MAX);
                 return 0;
         }
-        r = ctl_request_parse(buf, (size_t) n, &req, &reason);
+        r = ctl_request_parse(buf, (size_t) n, &req, reason, sizeof(reason));
         if (r < 0) {
-                conn_reply_error(conn, ctl_error_from_errno(r), "%s", reason ? reason : "malformed request");
+                conn_reply_error(conn, ctl_error_from_errno(r), "%s", reason);
                 return 0;
         }
         conn_dispatch(conn, &req);

@@ -244,7 +244,7 @@ int control_export_start(Conn *conn, const CtlRequest *req, const SourceOps *ops
         e->ops = ops;
         e->params = *params;
         e->samples = req->samples;
-        e->rows = req->rows;
+        e->rows = (uint32_t) req->rows;
         snprintf(e->name, sizeof(e->name), "%s", req->source);
         e->path = params->path ? strdup(params->path) : NULL;
         e->sysfs_dir = params->sysfs_dir ? strdup(params->sysfs_dir) : NULL;
