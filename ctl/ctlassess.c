@@ -1,5 +1,5 @@
 /* ctlassess.c - truerandomctl assess (see ctlassess.h).
- * Flow: ctlcapture or a file -> [ctlassess] -> stdout. */
+ * Flow: capture or a file -> [ctlassess] -> stdout. */
 #include "ctlassess.h"
 
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "assess/eajson.h"
-#include "ctlclient.h"
+#include "client.h"
 #include "estimate/noniid.h"
 #include "proto/ctlproto.h"
 #include "util/json-util.h"

@@ -9,12 +9,12 @@
  * test as `ea_restart` runs it: a 1000 x 1000 matrix captured after the
  * main capture, checked against its min-entropy.
  * The estimators run here, on this machine's CPU; a terminal sees which
- * one is running. Flow: ctlcapture or a file -> [ctlassess] -> stdout. */
+ * one is running. Flow: capture or a file -> [ctlassess] -> stdout. */
 #pragma once
 
 #include <stdbool.h>
 
-#include "ctlcapture.h"
+#include "capture.h"
 
 typedef struct CtlAssess {
         CtlCapture capture;   /* a source (capture.source), or ... */
@@ -24,6 +24,6 @@ typedef struct CtlAssess {
         bool json;
 } CtlAssess;
 
-/* An exit code (ctlclient.h): EXIT_OK, EXIT_RESTART when the restart test
+/* An exit code (client.h): EXIT_OK, EXIT_RESTART when the restart test
  * failed, another after saying why. */
 int ctl_assess(const CtlAssess *a);

@@ -2,8 +2,8 @@
  * status, raw sample export and assessment for SP 800-90B, reseed.
  *
  * This file parses the command line (getopt_long) and runs status and
- * reseed; raw lives in ctlcapture.c, assess in ctlassess.c, the socket and
- * the exit codes in ctlclient.c. One request per connection (ctlproto.h).
+ * reseed; raw lives in capture.c, assess in ctlassess.c, the socket and
+ * the exit codes in client.c. One request per connection (ctlproto.h).
  * Every failure is one line on stderr and a documented exit code
  * (truerandomctl(1)). */
 #include <errno.h>
@@ -19,9 +19,9 @@
 #include "config-build.h"
 #include "config/config.h"
 #include "ctlassess.h"
-#include "ctlcapture.h"
-#include "ctlclient.h"
-#include "ctlrender.h"
+#include "capture.h"
+#include "client.h"
+#include "render.h"
 #include "estimate/noniid.h"
 #include "proto/ctlproto.h"
 

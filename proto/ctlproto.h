@@ -22,7 +22,7 @@
  * SP 800-90B's restart test (ea_restart) reads.
  *
  * This module is the wire format only; the status payload is read by
- * ctlstatus.h and shown by ctlrender.h. Pure functions, no I/O.
+ * ctlstatus.h and shown by ctl/render.h. Pure functions, no I/O.
  * Flow: truerandomctl -> [ctlproto] -> socket -> control -> daemon. */
 #pragma once
 

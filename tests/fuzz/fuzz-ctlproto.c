@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl/ctlrender.h"
+#include "ctl/render.h"
 #include "fuzz.h"
 #include "proto/ctlproto.h"
 #include "proto/ctlstatus.h"

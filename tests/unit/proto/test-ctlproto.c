@@ -1,6 +1,6 @@
 /* test-ctlproto.c - the control protocol's packets: round trips, and what
  * a hostile or confused peer may send (malformed, truncated, oversized,
- * another version). The status payload: test-ctlstatus.c, test-ctlrender.c. */
+ * another version). The status payload: test-ctlstatus.c, test-render.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

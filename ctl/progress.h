@@ -1,11 +1,11 @@
-/* ctlprogress.h - truerandomctl's progress on a terminal (stderr), for
+/* progress.h - truerandomctl's progress on a terminal (stderr), for
  * work that takes seconds to minutes: a capture
  *     jitter   [#########.....................]  30% 300000/1000000 1.2 MB/s 0:05 left
  * and the estimators
  *     jitter   [#############.................] estimator 6 of 13, 2.1 s
  * Drawn at most every 100 ms, each line covering the last; nothing at all
  * when stderr is not a terminal (scripts, logs).
- * Flow: ctlcapture, ctlassess -> [ctlprogress] -> stderr. */
+ * Flow: capture, ctlassess -> [progress] -> stderr. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,8 +1,8 @@
-/* ctlclient.h - truerandomctl's side of the control socket (ctlproto.h),
+/* client.h - truerandomctl's side of the control socket (ctlproto.h),
  * and how every command fails: one line on stderr, "truerandomctl: why",
  * and a documented exit code (truerandomctl(1)), so a script can tell "not
  * root" from "no daemon" from "no such source".
- * Flow: truerandomctl -> [ctlclient] -> socket -> control -> daemon. */
+ * Flow: truerandomctl -> [client] -> socket -> control -> daemon. */
 #pragma once
 
 #include <stdint.h>

@@ -1,6 +1,6 @@
-/* ctlcapture.c - raw samples through the daemon or in-process (see
- * ctlcapture.h). Flow: source or daemon -> [ctlcapture] -> file, ctlassess. */
-#include "ctlcapture.h"
+/* capture.c - raw samples through the daemon or in-process (see
+ * capture.h). Flow: source or daemon -> [capture] -> file, ctlassess. */
+#include "capture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include "config-build.h"
 #include "config/config.h"
 #include "config/sourceconf.h"
-#include "ctlclient.h"
+#include "client.h"
 #include "pool/capture.h"
 #include "util/fdio.h"
 

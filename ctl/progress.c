@@ -1,6 +1,6 @@
-/* ctlprogress.c - progress on a terminal (see ctlprogress.h).
- * Flow: ctlcapture, ctlassess -> [ctlprogress] -> stderr. */
-#include "ctlprogress.h"
+/* progress.c - progress on a terminal (see progress.h).
+ * Flow: capture, ctlassess -> [progress] -> stderr. */
+#include "progress.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* ctlclient.c - truerandomctl's side of the control socket (see
- * ctlclient.h). Flow: truerandomctl -> [ctlclient] -> socket -> control. */
-#include "ctlclient.h"
+/* client.c - truerandomctl's side of the control socket (see client.h).
+ * Flow: truerandomctl -> [client] -> socket -> control. */
+#include "client.h"
 
 #include <errno.h>
 #include <stdarg.h>
