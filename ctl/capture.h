@@ -4,10 +4,7 @@
  * configuration gives it (sourceconf.h), no daemon and no CUSE needed, so
  * an auditor can characterise a machine before the daemon runs there, or
  * where the kernel has no CUSE. Samples go to a sink as they come.
- * `raw` writes them to stdout or to a file, which appears under its name
- * only once complete: a capture that fails half-way, or is ended by SIGINT,
- * SIGTERM, SIGHUP or SIGPIPE, leaves no file (and an older one as it was).
- * Flow: source or daemon -> [capture] -> file, or ctlassess. */
+ * Flow: source or daemon -> [capture] -> verb-raw, verb-assess. */
 #pragma once
 
 #include <stdbool.h>
@@ -32,5 +29,6 @@ typedef struct CtlCapture {
  * An exit code (client.h), after saying why when not EXIT_OK. */
 int ctl_capture(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, void *userdata, const char *sink_name);
 
-/* truerandomctl raw: the capture to output (NULL: stdout). */
-int ctl_raw(const CtlCapture *c, const char *output);
+/* The names of the sources that have raw samples, from pool's table:
+ * "jitter, rdseed, hwrng, file", in buf. */
+const char *ctl_capture_sources(char *buf, size_t size);

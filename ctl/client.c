@@ -45,6 +45,10 @@ char *ctl_configured_socket(const char *config_path) {
         return path ? path : strdup(DEFAULT_SOCKET);
 }
 
+char *ctl_socket_path(const char *socket, const char *config_path) {
+        return socket ? strdup(socket) : ctl_configured_socket(config_path);
+}
+
 static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct timeval tv = { .tv_sec = timeout_s };
@@ -159,4 +163,19 @@ int ctl_reply_error(const CtlReply *r) {
         if (len > 0)
                 return ctl_fail(map[r->error].code, "%s: %.*s", map[r->error].what, len, (const char *) r->payload);
         return ctl_fail(map[r->error].code, "%s", map[r->error].what);
+}
+
+int ctl_request_ok(const char *socket_path, const CtlRequest *req, uint8_t *buf, CtlReply *ret) {
+        int fd = -1, code;
+
+        if (!buf)
+                return ctl_fail(EXIT_FAILED, "out of memory");
+        code = ctl_request(socket_path, req, CTL_CLIENT_TIMEOUT_S, &fd);
+        if (code == EXIT_OK)
+                code = ctl_receive(fd, buf, CTL_CLIENT_TIMEOUT_S, ret);
+        if (code == EXIT_OK && ret->kind != CTL_REPLY_OK)
+                code = ctl_reply_error(ret);
+        if (fd >= 0)
+                close(fd);
+        return code;
 }

@@ -32,6 +32,8 @@ const char *ctl_last_failure(void);
 /* The socket of the configuration at config_path (NULL: the default
  * file): any trouble with the file means the built-in default. malloc'd. */
 char *ctl_configured_socket(const char *config_path);
+/* socket (--socket) if not NULL, else the configuration's; malloc'd. */
+char *ctl_socket_path(const char *socket, const char *config_path);
 
 /* Connects (replies time out after timeout_s) and sends req; EXIT_OK with
  * *ret_fd, or the exit code after saying why. */
@@ -42,3 +44,7 @@ int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret);
 /* The exit code of an error reply, after saying it; EXIT_PROTOCOL for a
  * reply of a kind not expected here. */
 int ctl_reply_error(const CtlReply *r);
+
+/* One request, one "ok" reply into buf (CTL_REPLY_MAX bytes; NULL: out of
+ * memory); EXIT_OK or the exit code after saying why. */
+int ctl_request_ok(const char *socket_path, const CtlRequest *req, uint8_t *buf, CtlReply *ret);

@@ -1,7 +1,16 @@
-/* ctlassess.c - truerandomctl assess (see ctlassess.h).
- * Flow: capture or a file -> [ctlassess] -> stdout. */
-#include "ctlassess.h"
-
+/* verb-assess.c - truerandomctl assess SOURCE | --file FILE: the SP
+ * 800-90B §6.3 non-IID estimators (estimate/noniid.h, the project's own,
+ * checked against NIST's ea_non_iid) on N raw samples of a source,
+ * captured as `raw` captures them (through truerandomd, or --direct in
+ * this process), or on a capture file from any machine (--file, --bits:
+ * no daemon at all). It prints every estimator and the result as
+ * `ea_non_iid -v FILE bits` does (6 decimals), or one JSON object
+ * (eajson.h: h_original, h_bitstring, min_entropy, samples, one member per
+ * estimator). --restart adds the §3.1.4 restart test as `ea_restart` runs
+ * it: a 1000 x 1000 matrix captured after the main capture, checked
+ * against its min-entropy; the exit code is EXIT_RESTART when it fails.
+ * The estimators run here, on this machine's CPU; a terminal sees which
+ * one is running. Flow: capture or a file -> [verb-assess] -> stdout. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,10 +24,20 @@
 #include <json-c/json.h>
 
 #include "assess/eajson.h"
+#include "capture.h"
 #include "client.h"
 #include "estimate/noniid.h"
 #include "proto/ctlproto.h"
 #include "util/json-util.h"
+#include "verb.h"
+
+typedef struct Assess {
+        CtlCapture capture;   /* a source (capture.source), or ... */
+        const char *file;     /* ... a capture file, one sample per byte */
+        unsigned bits;        /* bits per sample, 1..8 (file only; a source's are 8) */
+        bool restart;
+        bool json;
+} Assess;
 
 typedef struct Buffer {
         uint8_t *p;
@@ -36,7 +55,7 @@ static int buffer_sink(void *userdata, const uint8_t *samples, size_t n) {
 }
 
 /* rows x samples of the source into *ret (malloc'd). */
-static int capture(const CtlAssess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
+static int capture(const Assess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
         CtlCapture c = a->capture;
         Buffer b = { .size = (size_t) (samples * rows) };
         int code;
@@ -151,7 +170,7 @@ static void print_value(double v) {
                 printf(" %10.6f", v);
 }
 
-static void print_text(const CtlAssess *a, const EaReport *r, const EaRestartReport *rr) {
+static void print_text(const Assess *a, const EaReport *r, const EaRestartReport *rr) {
         if (a->file)
                 printf("%s: %zu samples of %u bits\n", a->file, r->samples, r->bits);
         else
@@ -214,7 +233,7 @@ static struct json_object *restart_json(const EaRestartReport *rr) {
         return o;
 }
 
-static int print_json(const CtlAssess *a, const EaReport *rep, const EaRestartReport *rr) {
+static int print_json(const Assess *a, const EaReport *rep, const EaRestartReport *rr) {
         struct json_object *o = ea_report_to_json(rep);
         const char *text;
         int r = o ? 0 : -ENOMEM;
@@ -234,7 +253,7 @@ static int print_json(const CtlAssess *a, const EaReport *rep, const EaRestartRe
         return text ? EXIT_OK : ctl_fail(EXIT_FAILED, "out of memory");
 }
 
-int ctl_assess(const CtlAssess *a) {
+static int assess(const Assess *a) {
         Buffer samples = { 0 }, matrix = { 0 };
         EaRestartReport rr;
         EaReport rep;
@@ -264,4 +283,86 @@ int ctl_assess(const CtlAssess *a) {
         free(samples.p);
         free(matrix.p);
         return code;
+}
+
+/* ---- the verb ---------------------------------------------------------------------- */
+
+enum {
+        ARG_RESTART = CTL_OPTION_VERB,
+        ARG_DIRECT,
+        ARG_JSON,
+};
+
+const struct option verb_assess_options[] = {
+        { "samples", required_argument, NULL, 'n' },
+        { "restart", no_argument, NULL, ARG_RESTART },
+        { "direct", no_argument, NULL, ARG_DIRECT },
+        { "json", no_argument, NULL, ARG_JSON },
+        { "file", required_argument, NULL, 'f' },
+        { "bits", required_argument, NULL, 'b' },
+        CTL_GLOBAL_OPTIONS,
+};
+
+/* Which options go together; EXIT_OK or the usage error. */
+static int check_options(const Assess *a, bool samples_set, bool bits_set) {
+        if ((samples_set || a->restart || a->capture.direct) && a->file)
+                return ctl_fail(EXIT_USAGE, "--samples, --restart and --direct apply to raw and to assess SOURCE only");
+        if (bits_set && !a->file)
+                return ctl_fail(EXIT_USAGE, "--bits applies to assess --file only: a source's samples have 8 bits");
+        if (!!a->file == !!a->capture.source)
+                return ctl_fail(EXIT_USAGE, "assess takes a SOURCE or --file FILE (one of them)");
+        if (samples_set && (a->capture.samples < EA_SAMPLES_MIN || a->capture.samples > EA_SAMPLES_MAX))
+                return ctl_fail(EXIT_USAGE, "assess --samples must be in [%u, %zu]", EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        return EXIT_OK;
+}
+
+static int parse_options(int argc, char *argv[], Assess *a) {
+        bool samples_set = false, bits_set = false;
+        uint64_t v;
+        int c;
+
+        while ((c = ctl_getopt(argc, argv, verb_assess_options, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        if (ctl_parse_number(optarg, 1, CTL_RAW_SAMPLES_MAX, &a->capture.samples) < 0)
+                                return ctl_fail(EXIT_USAGE, "--samples must be a number in [1, %u]",
+                                                CTL_RAW_SAMPLES_MAX);
+                        samples_set = true;
+                        break;
+                case ARG_RESTART:
+                        a->restart = true;
+                        break;
+                case ARG_DIRECT:
+                        a->capture.direct = true;
+                        break;
+                case ARG_JSON:
+                        a->json = true;
+                        break;
+                case 'f':
+                        a->file = optarg;
+                        break;
+                case 'b':
+                        if (ctl_parse_number(optarg, 1, 8, &v) < 0)
+                                return ctl_fail(EXIT_USAGE, "--bits must be a number in [1, 8]");
+                        a->bits = (unsigned) v;
+                        bits_set = true;
+                        break;
+                default:
+                        if (!ctl_option_global(c))
+                                return EXIT_USAGE;
+                }
+        a->capture.source = optind + 1 < argc ? argv[optind + 1] : NULL;
+        return check_options(a, samples_set, bits_set);
+}
+
+int verb_assess(int argc, char *argv[], const CtlContext *ctx) {
+        Assess a = { .capture = { .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1, .config_path = ctx->config,
+                                     .socket_path = ctx->socket },
+                        .bits = 8 };
+        int code;
+
+        code = parse_options(argc, argv, &a);
+        if (code != EXIT_OK)
+                return code;
+        return assess(&a);
 }
