@@ -49,9 +49,9 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
                 free(buf);
                 return ctl_fail(EXIT_FAILED, "out of memory");
         }
-        code = ctl_request(socket_path, &req, CTL_CLIENT_RAW_TIMEOUT_S, &fd);
+        code = ctl_request(socket_path, &req, CTL_CLIENT_RAW_TIMEOUT_USEC, &fd);
         if (code == EXIT_OK)
-                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_S, &rep);
+                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_USEC, &rep);
         if (code == EXIT_OK && rep.kind != CTL_REPLY_START)
                 code = ctl_reply_error(&rep);
         if (code == EXIT_OK && (rep.samples != c->samples || rep.rows != c->rows))
@@ -60,7 +60,7 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
                                 rep.rows, rep.samples);
         ctl_progress_restart(p);
         while (code == EXIT_OK) {
-                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_S, &rep);
+                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_USEC, &rep);
                 if (code != EXIT_OK)
                         break;
                 if (rep.kind == CTL_REPLY_DATA) {

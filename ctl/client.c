@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -49,9 +50,10 @@ char *ctl_socket_path(const char *socket, const char *config_path) {
         return socket ? strdup(socket) : ctl_configured_socket(config_path);
 }
 
-static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
+static int connect_daemon(const char *path, usec_t timeout, int *ret_fd) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct timeval tv = { .tv_sec = timeout_s };
+        struct timeval tv = { .tv_sec = (time_t) (timeout / USEC_PER_SEC),
+                              .tv_usec = (suseconds_t) (timeout % USEC_PER_SEC) };
         int fd;
 
         if (strlen(path) >= sizeof(sa.sun_path))
@@ -70,7 +72,7 @@ static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
                 close(fd);
                 if (e == EAGAIN || e == ETIMEDOUT)
                         return ctl_fail(EXIT_FAILED, "busy: truerandomd accepted no connection within %d s (%s)",
-                                        timeout_s, path);
+                                        (int) (timeout / USEC_PER_SEC), path);
                 if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR)
                         return ctl_fail(EXIT_NOT_RUNNING, "truerandomd is not running (%s: %s)", path, strerror(e));
                 if (e == EACCES || e == EPERM)
@@ -99,14 +101,14 @@ static int answer_after_failed_send(int fd, int e) {
         return code;
 }
 
-int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, int *ret_fd) {
+int ctl_request(const char *socket_path, const CtlRequest *req, usec_t timeout, int *ret_fd) {
         char msg[CTL_REQUEST_MAX];
         ssize_t n = ctl_request_format(req, msg, sizeof(msg));
         int fd = -1, code;
 
         if (n < 0)
                 return ctl_fail(EXIT_USAGE, "invalid source name '%s'", req->source);
-        code = connect_daemon(socket_path, timeout_s, &fd);
+        code = connect_daemon(socket_path, timeout, &fd);
         if (code != EXIT_OK)
                 return code;
         if (send(fd, msg, (size_t) n, MSG_NOSIGNAL) != n) {
@@ -118,7 +120,7 @@ int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, i
         return EXIT_OK;
 }
 
-int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret) {
+int ctl_receive(int fd, uint8_t *buf, usec_t timeout, CtlReply *ret) {
         unsigned resets = 0;
         ssize_t n;
 
@@ -129,7 +131,8 @@ int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret) {
                 n = recv(fd, buf, CTL_REPLY_MAX, MSG_TRUNC);
         while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                return ctl_fail(EXIT_FAILED, "no answer from truerandomd within %d s", timeout_s);
+                return ctl_fail(EXIT_FAILED, "no answer from truerandomd within %d s",
+                                (int) (timeout / USEC_PER_SEC));
         if (n < 0)
                 return ctl_fail(EXIT_FAILED, "reading from truerandomd: %s", strerror(errno));
         if (n == 0)
@@ -170,9 +173,9 @@ int ctl_request_ok(const char *socket_path, const CtlRequest *req, uint8_t *buf,
 
         if (!buf)
                 return ctl_fail(EXIT_FAILED, "out of memory");
-        code = ctl_request(socket_path, req, CTL_CLIENT_TIMEOUT_S, &fd);
+        code = ctl_request(socket_path, req, CTL_CLIENT_TIMEOUT_USEC, &fd);
         if (code == EXIT_OK)
-                code = ctl_receive(fd, buf, CTL_CLIENT_TIMEOUT_S, ret);
+                code = ctl_receive(fd, buf, CTL_CLIENT_TIMEOUT_USEC, ret);
         if (code == EXIT_OK && ret->kind != CTL_REPLY_OK)
                 code = ctl_reply_error(ret);
         if (fd >= 0)

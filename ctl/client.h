@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "proto/ctlproto.h"
+#include "util/time-util.h"
 
 enum {
         EXIT_OK = 0,
@@ -20,9 +21,9 @@ enum {
         EXIT_RESTART = 7,     /* assess --restart: the restart test failed */
 };
 
-#define CTL_CLIENT_TIMEOUT_S 30
+#define CTL_CLIENT_TIMEOUT_USEC (30U * USEC_PER_SEC)
 /* Longer than the daemon's own stall limit, which then reports first. */
-#define CTL_CLIENT_RAW_TIMEOUT_S 90
+#define CTL_CLIENT_RAW_TIMEOUT_USEC (90U * USEC_PER_SEC)
 
 /* Prints "truerandomctl: " and the message, keeps it for
  * ctl_last_failure(), and returns code. */
@@ -35,12 +36,12 @@ char *ctl_configured_socket(const char *config_path);
 /* socket (--socket) if not NULL, else the configuration's; malloc'd. */
 char *ctl_socket_path(const char *socket, const char *config_path);
 
-/* Connects (replies time out after timeout_s) and sends req; EXIT_OK with
+/* Connects (replies time out after timeout) and sends req; EXIT_OK with
  * *ret_fd, or the exit code after saying why. */
-int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, int *ret_fd);
+int ctl_request(const char *socket_path, const CtlRequest *req, usec_t timeout, int *ret_fd);
 /* One reply packet into buf (CTL_REPLY_MAX bytes); EXIT_OK or the exit
  * code after saying why. */
-int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret);
+int ctl_receive(int fd, uint8_t *buf, usec_t timeout, CtlReply *ret);
 /* The exit code of an error reply, after saying it; EXIT_PROTOCOL for a
  * reply of a kind not expected here. */
 int ctl_reply_error(const CtlReply *r);
