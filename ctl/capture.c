@@ -14,6 +14,7 @@
 #include "config/sourceconf.h"
 #include "client.h"
 #include "pool/capture.h"
+#include "util/cleanup.h"
 
 const char *ctl_capture_sources(char *buf, size_t size) {
         size_t k = 0;
@@ -31,10 +32,11 @@ const char *ctl_capture_sources(char *buf, size_t size) {
 static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, void *userdata, const char *sink_name) {
         CtlRequest req;
         uint64_t total = c->samples * c->rows, got = 0;
-        char *socket_path;
-        uint8_t *buf;
+        _cleanup_free_ char *socket_path = NULL;
+        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_close_ int fd = -1;
         CtlReply rep;
-        int fd = -1, code, r;
+        int code, r;
 
         if (strlen(c->source) > CTL_SOURCE_NAME_MAX)
                 return ctl_fail(EXIT_USAGE, "source name too long");
@@ -44,11 +46,8 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
         snprintf(req.source, sizeof(req.source), "%s", c->source);
         socket_path = ctl_socket_path(c->socket_path, c->config_path);
         buf = malloc(CTL_REPLY_MAX);
-        if (!socket_path || !buf) {
-                free(socket_path);
-                free(buf);
+        if (!socket_path || !buf)
                 return ctl_fail(EXIT_FAILED, "out of memory");
-        }
         code = ctl_request(socket_path, &req, CTL_CLIENT_RAW_TIMEOUT_USEC, &fd);
         if (code == EXIT_OK)
                 code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_USEC, &rep);
@@ -88,10 +87,6 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
         }
         if (code == EXIT_OK)
                 ctl_progress_samples(p, got, total, true);
-        if (fd >= 0)
-                close(fd);
-        free(buf);
-        free(socket_path);
         return code;
 }
 

@@ -14,6 +14,7 @@
 
 #include "config-build.h"
 #include "config/config.h"
+#include "util/cleanup.h"
 
 #define DEFAULT_SOCKET RUNSTATEDIR "/truerandomd/control"
 
@@ -87,36 +88,31 @@ static int connect_daemon(const char *path, usec_t timeout, int *ret_fd) {
  * away ("busy") answers and closes as it accepts, before a request can
  * arrive: that answer is still there to read, and says more than EPIPE. */
 static int answer_after_failed_send(int fd, int e) {
-        uint8_t *buf = malloc(CTL_REPLY_MAX);
+        _cleanup_free_ uint8_t *buf = malloc(CTL_REPLY_MAX);
         ssize_t n = buf ? recv(fd, buf, CTL_REPLY_MAX, MSG_DONTWAIT | MSG_TRUNC) : -1;
         CtlReply r;
-        int code;
 
         if ((e == EPIPE || e == ECONNRESET) && n > 0 && (size_t) n <= CTL_REPLY_MAX &&
             ctl_reply_parse(buf, (size_t) n, &r) == 0)
-                code = ctl_reply_error(&r);
-        else
-                code = ctl_fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(e));
-        free(buf);
-        return code;
+                return ctl_reply_error(&r);
+        return ctl_fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(e));
 }
 
 int ctl_request(const char *socket_path, const CtlRequest *req, usec_t timeout, int *ret_fd) {
         char msg[CTL_REQUEST_MAX];
         ssize_t n = ctl_request_format(req, msg, sizeof(msg));
-        int fd = -1, code;
+        _cleanup_close_ int fd = -1;
+        int code;
 
         if (n < 0)
                 return ctl_fail(EXIT_USAGE, "invalid source name '%s'", req->source);
         code = connect_daemon(socket_path, timeout, &fd);
         if (code != EXIT_OK)
                 return code;
-        if (send(fd, msg, (size_t) n, MSG_NOSIGNAL) != n) {
-                code = answer_after_failed_send(fd, errno);
-                close(fd);
-                return code;
-        }
+        if (send(fd, msg, (size_t) n, MSG_NOSIGNAL) != n)
+                return answer_after_failed_send(fd, errno);
         *ret_fd = fd;
+        fd = -1;
         return EXIT_OK;
 }
 

@@ -28,6 +28,7 @@
 #include "client.h"
 #include "estimate/noniid.h"
 #include "proto/ctlproto.h"
+#include "util/cleanup.h"
 #include "util/json-util.h"
 #include "verb.h"
 
@@ -58,66 +59,65 @@ static int buffer_sink(void *userdata, const uint8_t *samples, size_t n) {
 static int capture(const Assess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
         CtlCapture c = a->capture;
         Buffer b = { .size = (size_t) (samples * rows) };
+        _cleanup_free_ uint8_t *data = NULL;
         int code;
 
         c.samples = samples;
         c.rows = rows;
-        b.p = malloc(b.size);
-        if (!b.p)
+        b.p = data = malloc(b.size);
+        if (!data)
                 return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
         code = ctl_capture(&c, p, buffer_sink, &b, "memory");
-        if (code != EXIT_OK) {
-                free(b.p);
+        if (code != EXIT_OK)
                 return code;
-        }
         *ret = b;
+        data = NULL;
+        return EXIT_OK;
+}
+
+/* The size of a capture file, checked: EXIT_OK or the usage error. */
+static int file_size(int fd, const char *path, size_t *ret) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return ctl_fail(EXIT_USAGE, "%s: not a regular file", path);
+        if ((uint64_t) st.st_size < EA_SAMPLES_MIN || (uint64_t) st.st_size > EA_SAMPLES_MAX)
+                return ctl_fail(EXIT_USAGE, "%s: %" PRIu64 " samples; the estimators take %u to %zu (SP 800-90B asks "
+                                            "for 1,000,000)", path, (uint64_t) st.st_size, EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        *ret = (size_t) st.st_size;
         return EXIT_OK;
 }
 
 /* A capture file, whole; each sample checked against bits. */
 static int load_file(const char *path, unsigned bits, Buffer *ret) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ uint8_t *data = NULL;
         Buffer b = { 0 };
-        struct stat st;
-        int fd, code = EXIT_OK;
+        int code;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return ctl_fail(errno == ENOENT ? EXIT_USAGE : EXIT_FAILED, "%s: %s", path, strerror(errno));
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                code = ctl_fail(EXIT_USAGE, "%s: not a regular file", path);
-        else if ((uint64_t) st.st_size < EA_SAMPLES_MIN || (uint64_t) st.st_size > EA_SAMPLES_MAX)
-                code = ctl_fail(EXIT_USAGE, "%s: %" PRIu64 " samples; the estimators take %u to %zu (SP 800-90B asks "
-                                            "for 1,000,000)", path, (uint64_t) st.st_size, EA_SAMPLES_MIN, EA_SAMPLES_MAX);
-        if (code != EXIT_OK) {
-                close(fd);
+        code = file_size(fd, path, &b.size);
+        if (code != EXIT_OK)
                 return code;
-        }
-        b.size = (size_t) st.st_size;
-        b.p = malloc(b.size);
-        if (!b.p) {
-                close(fd);
+        b.p = data = malloc(b.size);
+        if (!data)
                 return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
-        }
         while (b.n < b.size) {
                 ssize_t k = read(fd, b.p + b.n, b.size - b.n);
                 if (k < 0 && errno == EINTR)
                         continue;
-                if (k <= 0) {
-                        code = ctl_fail(EXIT_FAILED, "reading %s: %s", path, k < 0 ? strerror(errno) : "it shrank");
-                        break;
-                }
+                if (k <= 0)
+                        return ctl_fail(EXIT_FAILED, "reading %s: %s", path, k < 0 ? strerror(errno) : "it shrank");
                 b.n += (size_t) k;
         }
-        close(fd);
-        for (size_t i = 0; code == EXIT_OK && i < b.n; i++)
+        for (size_t i = 0; i < b.n; i++)
                 if (b.p[i] >> bits)
-                        code = ctl_fail(EXIT_USAGE, "%s: the sample at offset %zu is %u, more than %u bits (--bits)",
+                        return ctl_fail(EXIT_USAGE, "%s: the sample at offset %zu is %u, more than %u bits (--bits)",
                                         path, i, b.p[i], bits);
-        if (code != EXIT_OK) {
-                free(b.p);
-                return code;
-        }
         *ret = b;
+        data = NULL;
         return EXIT_OK;
 }
 
