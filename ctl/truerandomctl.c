@@ -8,7 +8,9 @@
  * the options every verb shares, checks the SOURCE arguments' count, and
  * writes the usage from the tables: the verbs from this one, the sources
  * from pool's. Every failure is one line on stderr and a documented exit
- * code (truerandomctl(1)). */
+ * code (truerandomctl(1)).
+ * Adding a verb: its file verb-NAME.c (the function and its option
+ * table, declared in verb.h), a row below, the file in meson.build. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
