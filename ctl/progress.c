@@ -1,5 +1,5 @@
 /* progress.c - progress on a terminal (see progress.h).
- * Flow: capture, ctlassess -> [progress] -> stderr. */
+ * Flow: capture, verb-assess -> [progress] -> stderr. */
 #include "progress.h"
 
 #include <inttypes.h>

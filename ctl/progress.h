@@ -3,9 +3,10 @@
  *     jitter   [#########.....................]  30% 300000/1000000 1.2 MB/s 0:05 left
  * and the estimators
  *     jitter   [#############.................] estimator 6 of 13, 2.1 s
- * Drawn at most every CTL_PROGRESS_EVERY_USEC, each line covering the last; nothing at all
- * when stderr is not a terminal (scripts, logs).
- * Flow: capture, ctlassess -> [progress] -> stderr. */
+ * Drawn at most every CTL_PROGRESS_EVERY_USEC (100 ms), each line
+ * covering the last; nothing at all when stderr is not a terminal
+ * (scripts, logs).
+ * Flow: capture, verb-assess -> [progress] -> stderr. */
 #pragma once
 
 #include <stdbool.h>
