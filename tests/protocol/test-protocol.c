@@ -1182,7 +1182,7 @@ static void test_null_device(void **state) {
 static CtlStatus *control_status(Harness *h) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         static char buf[CTL_REPLY_MAX];
-        CtlRequest req = { .command = CTL_COMMAND_STATUS };
+        CtlRequest req = { .command = ctl_command_from_string("status") };
         CtlReply reply;
         CtlStatus *j = NULL;
         ssize_t n;

@@ -23,6 +23,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "daemon/control/commands.h"
 #include "daemon/control/control.h"
 #include "fakeproc.h"
 #include "proto/ctlproto.h"
@@ -857,9 +858,24 @@ static void test_exports_do_not_block(void **state) {
         close(fds[1]);
 }
 
+/* Every command of the protocol's table has its handler here, and every
+ * handler a command there: a row added on one side only shows. */
+static void test_every_command_served(void **state) {
+        size_t commands = 0, handlers = 0;
+
+        for (const CtlCommand *c = ctl_commands; c->name; c++, commands++)
+                if (!control_handler_lookup(c))
+                        fail_msg("command %s has no handler", c->name);
+        for (const ControlHandler *h = control_handlers; h->command; h++, handlers++)
+                assert_non_null(ctl_command_from_string(h->command));
+        assert_int_equal(commands, handlers);
+        assert_null(control_handler_lookup(NULL));
+}
+
 int main(void) {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_every_command_served),
                 T(test_status_anyone),
                 T(test_socket),
                 T(test_socket_swapped_for_link),

@@ -1,10 +1,10 @@
-/* ctlrender.c - the 80-column status (see ctlrender.h).
+/* render-text.c - the 80-column status (see render.h).
  *
  * Names and error texts come from the daemon and end up on a terminal:
  * every string is cut to its column and made printable, and every line goes
  * through status_line(), which keeps it within 80 columns.
- * Flow: ctlstatus -> [ctlrender] -> stdout. */
-#include "ctlrender.h"
+ * Flow: ctlstatus -> [render-text] -> stdout. */
+#include "render.h"
 
 #include <errno.h>
 #include <inttypes.h>

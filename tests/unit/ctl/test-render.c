@@ -1,4 +1,4 @@
-/* test-ctlrender.c - the status for people: a typical daemon's report
+/* test-render.c - the status for people: a typical daemon's report
  * reads as documented, and whatever the daemon sends (huge numbers, long
  * or hostile names, missing fields) stays within 80 printable columns. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctl/ctlrender.h"
+#include "ctl/render.h"
 
 static char *render(const char *json) {
         CtlStatus *st = NULL;

@@ -1,29 +1,21 @@
-/* ctlprogress.c - progress on a terminal (see ctlprogress.h).
- * Flow: ctlcapture, ctlassess -> [ctlprogress] -> stderr. */
-#include "ctlprogress.h"
+/* progress.c - progress on a terminal (see progress.h).
+ * Flow: capture, verb-assess -> [progress] -> stderr. */
+#include "progress.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-uint64_t ctl_now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
-}
 
 void ctl_progress_init(CtlProgress *p, const char *label) {
         *p = (CtlProgress){ .on = isatty(STDERR_FILENO) == 1 };
         snprintf(p->label, sizeof(p->label), "%s", label);
-        p->started_ms = ctl_now_ms();
+        p->started = now_usec(CLOCK_MONOTONIC);
 }
 
 void ctl_progress_restart(CtlProgress *p) {
-        p->started_ms = ctl_now_ms();
-        p->shown_ms = 0;
+        p->started = now_usec(CLOCK_MONOTONIC);
+        p->shown = 0;
 }
 
 /* 12.3 MB/s style; bytes, as a sample is one. */
@@ -57,13 +49,14 @@ static void bar(char out[static CTL_PROGRESS_WIDTH + 1], uint64_t done, uint64_t
         out[CTL_PROGRESS_WIDTH] = '\0';
 }
 
-/* Whether to draw now: the last one always, others every 100 ms. */
-static bool due(CtlProgress *p, bool last, uint64_t *ret_now) {
-        uint64_t t = ctl_now_ms();
+/* Whether to draw now: the last one always, others every
+ * CTL_PROGRESS_EVERY_USEC. */
+static bool due(CtlProgress *p, bool last, usec_t *ret_now) {
+        usec_t t = now_usec(CLOCK_MONOTONIC);
 
-        if (!p->on || (!last && t - p->shown_ms < 100))
+        if (!p->on || (!last && t - p->shown < CTL_PROGRESS_EVERY_USEC))
                 return false;
-        p->shown_ms = t;
+        p->shown = t;
         *ret_now = t;
         return true;
 }
@@ -72,11 +65,11 @@ static bool due(CtlProgress *p, bool last, uint64_t *ret_now) {
 void ctl_progress_samples(CtlProgress *p, uint64_t done, uint64_t total, bool last) {
         char b[CTL_PROGRESS_WIDTH + 1], rate[16], left[32];
         double per_s;
-        uint64_t t;
+        usec_t t;
 
         if (!due(p, last, &t))
                 return;
-        per_s = t > p->started_ms ? (double) done * 1000.0 / (double) (t - p->started_ms) : 0;
+        per_s = t > p->started ? (double) done / usec_to_seconds(t - p->started) : 0;
         fmt_rate(per_s, rate);
         fmt_left(per_s > 0 ? (double) (total - done) / per_s : -1, left);
         bar(b, done, total);
@@ -89,13 +82,13 @@ void ctl_progress_samples(CtlProgress *p, uint64_t done, uint64_t total, bool la
 
 void ctl_progress_steps(CtlProgress *p, const char *what, unsigned done, unsigned total, bool last) {
         char b[CTL_PROGRESS_WIDTH + 1];
-        uint64_t t;
+        usec_t t;
 
         if (!due(p, last, &t))
                 return;
         bar(b, done, total);
         fprintf(stderr, "\r%-8.8s [%s] %s %u of %u, %.1f s%s", p->label, b, what, done, total,
-                (double) (t - p->started_ms) / 1000.0, last ? "     \n" : "     ");
+                usec_to_seconds(t - p->started), last ? "     \n" : "     ");
         p->drawn = !last;
 }
 

@@ -1,7 +1,16 @@
-/* ctlassess.c - truerandomctl assess (see ctlassess.h).
- * Flow: ctlcapture or a file -> [ctlassess] -> stdout. */
-#include "ctlassess.h"
-
+/* verb-assess.c - truerandomctl assess SOURCE | --file FILE: the SP
+ * 800-90B §6.3 non-IID estimators (estimate/noniid.h, the project's own,
+ * checked against NIST's ea_non_iid) on N raw samples of a source,
+ * captured as `raw` captures them (through truerandomd, or --direct in
+ * this process), or on a capture file from any machine (--file, --bits:
+ * no daemon at all). It prints every estimator and the result as
+ * `ea_non_iid -v FILE bits` does (6 decimals), or one JSON object
+ * (eajson.h: h_original, h_bitstring, min_entropy, samples, one member per
+ * estimator). --restart adds the §3.1.4 restart test as `ea_restart` runs
+ * it: a 1000 x 1000 matrix captured after the main capture, checked
+ * against its min-entropy; the exit code is EXIT_RESTART when it fails.
+ * The estimators run here, on this machine's CPU; a terminal sees which
+ * one is running. Flow: capture or a file -> [verb-assess] -> stdout. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,10 +24,21 @@
 #include <json-c/json.h>
 
 #include "assess/eajson.h"
-#include "ctlclient.h"
+#include "capture.h"
+#include "client.h"
 #include "estimate/noniid.h"
 #include "proto/ctlproto.h"
+#include "util/cleanup.h"
 #include "util/json-util.h"
+#include "verb.h"
+
+typedef struct Assess {
+        CtlCapture capture;   /* a source (capture.source), or ... */
+        const char *file;     /* ... a capture file, one sample per byte */
+        unsigned bits;        /* bits per sample, 1..8 (file only; a source's are 8) */
+        bool restart;
+        bool json;
+} Assess;
 
 typedef struct Buffer {
         uint8_t *p;
@@ -36,69 +56,68 @@ static int buffer_sink(void *userdata, const uint8_t *samples, size_t n) {
 }
 
 /* rows x samples of the source into *ret (malloc'd). */
-static int capture(const CtlAssess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
+static int capture(const Assess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
         CtlCapture c = a->capture;
         Buffer b = { .size = (size_t) (samples * rows) };
+        _cleanup_free_ uint8_t *data = NULL;
         int code;
 
         c.samples = samples;
         c.rows = rows;
-        b.p = malloc(b.size);
-        if (!b.p)
+        b.p = data = malloc(b.size);
+        if (!data)
                 return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
         code = ctl_capture(&c, p, buffer_sink, &b, "memory");
-        if (code != EXIT_OK) {
-                free(b.p);
+        if (code != EXIT_OK)
                 return code;
-        }
         *ret = b;
+        data = NULL;
+        return EXIT_OK;
+}
+
+/* The size of a capture file, checked: EXIT_OK or the usage error. */
+static int file_size(int fd, const char *path, size_t *ret) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return ctl_fail(EXIT_USAGE, "%s: not a regular file", path);
+        if ((uint64_t) st.st_size < EA_SAMPLES_MIN || (uint64_t) st.st_size > EA_SAMPLES_MAX)
+                return ctl_fail(EXIT_USAGE, "%s: %" PRIu64 " samples; the estimators take %u to %zu (SP 800-90B asks "
+                                            "for 1,000,000)", path, (uint64_t) st.st_size, EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        *ret = (size_t) st.st_size;
         return EXIT_OK;
 }
 
 /* A capture file, whole; each sample checked against bits. */
 static int load_file(const char *path, unsigned bits, Buffer *ret) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ uint8_t *data = NULL;
         Buffer b = { 0 };
-        struct stat st;
-        int fd, code = EXIT_OK;
+        int code;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return ctl_fail(errno == ENOENT ? EXIT_USAGE : EXIT_FAILED, "%s: %s", path, strerror(errno));
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                code = ctl_fail(EXIT_USAGE, "%s: not a regular file", path);
-        else if ((uint64_t) st.st_size < EA_SAMPLES_MIN || (uint64_t) st.st_size > EA_SAMPLES_MAX)
-                code = ctl_fail(EXIT_USAGE, "%s: %" PRIu64 " samples; the estimators take %u to %zu (SP 800-90B asks "
-                                            "for 1,000,000)", path, (uint64_t) st.st_size, EA_SAMPLES_MIN, EA_SAMPLES_MAX);
-        if (code != EXIT_OK) {
-                close(fd);
+        code = file_size(fd, path, &b.size);
+        if (code != EXIT_OK)
                 return code;
-        }
-        b.size = (size_t) st.st_size;
-        b.p = malloc(b.size);
-        if (!b.p) {
-                close(fd);
+        b.p = data = malloc(b.size);
+        if (!data)
                 return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
-        }
         while (b.n < b.size) {
                 ssize_t k = read(fd, b.p + b.n, b.size - b.n);
                 if (k < 0 && errno == EINTR)
                         continue;
-                if (k <= 0) {
-                        code = ctl_fail(EXIT_FAILED, "reading %s: %s", path, k < 0 ? strerror(errno) : "it shrank");
-                        break;
-                }
+                if (k <= 0)
+                        return ctl_fail(EXIT_FAILED, "reading %s: %s", path, k < 0 ? strerror(errno) : "it shrank");
                 b.n += (size_t) k;
         }
-        close(fd);
-        for (size_t i = 0; code == EXIT_OK && i < b.n; i++)
+        for (size_t i = 0; i < b.n; i++)
                 if (b.p[i] >> bits)
-                        code = ctl_fail(EXIT_USAGE, "%s: the sample at offset %zu is %u, more than %u bits (--bits)",
+                        return ctl_fail(EXIT_USAGE, "%s: the sample at offset %zu is %u, more than %u bits (--bits)",
                                         path, i, b.p[i], bits);
-        if (code != EXIT_OK) {
-                free(b.p);
-                return code;
-        }
         *ret = b;
+        data = NULL;
         return EXIT_OK;
 }
 
@@ -151,7 +170,7 @@ static void print_value(double v) {
                 printf(" %10.6f", v);
 }
 
-static void print_text(const CtlAssess *a, const EaReport *r, const EaRestartReport *rr) {
+static void print_text(const Assess *a, const EaReport *r, const EaRestartReport *rr) {
         if (a->file)
                 printf("%s: %zu samples of %u bits\n", a->file, r->samples, r->bits);
         else
@@ -214,7 +233,7 @@ static struct json_object *restart_json(const EaRestartReport *rr) {
         return o;
 }
 
-static int print_json(const CtlAssess *a, const EaReport *rep, const EaRestartReport *rr) {
+static int print_json(const Assess *a, const EaReport *rep, const EaRestartReport *rr) {
         struct json_object *o = ea_report_to_json(rep);
         const char *text;
         int r = o ? 0 : -ENOMEM;
@@ -234,7 +253,7 @@ static int print_json(const CtlAssess *a, const EaReport *rep, const EaRestartRe
         return text ? EXIT_OK : ctl_fail(EXIT_FAILED, "out of memory");
 }
 
-int ctl_assess(const CtlAssess *a) {
+static int assess(const Assess *a) {
         Buffer samples = { 0 }, matrix = { 0 };
         EaRestartReport rr;
         EaReport rep;
@@ -264,4 +283,86 @@ int ctl_assess(const CtlAssess *a) {
         free(samples.p);
         free(matrix.p);
         return code;
+}
+
+/* ---- the verb ---------------------------------------------------------------------- */
+
+enum {
+        ARG_RESTART = CTL_OPTION_VERB,
+        ARG_DIRECT,
+        ARG_JSON,
+};
+
+const struct option verb_assess_options[] = {
+        { "samples", required_argument, NULL, 'n' },
+        { "restart", no_argument, NULL, ARG_RESTART },
+        { "direct", no_argument, NULL, ARG_DIRECT },
+        { "json", no_argument, NULL, ARG_JSON },
+        { "file", required_argument, NULL, 'f' },
+        { "bits", required_argument, NULL, 'b' },
+        CTL_GLOBAL_OPTIONS,
+};
+
+/* Which options go together; EXIT_OK or the usage error. */
+static int check_options(const Assess *a, bool samples_set, bool bits_set) {
+        if ((samples_set || a->restart || a->capture.direct) && a->file)
+                return ctl_fail(EXIT_USAGE, "--samples, --restart and --direct apply to raw and to assess SOURCE only");
+        if (bits_set && !a->file)
+                return ctl_fail(EXIT_USAGE, "--bits applies to assess --file only: a source's samples have 8 bits");
+        if (!!a->file == !!a->capture.source)
+                return ctl_fail(EXIT_USAGE, "assess takes a SOURCE or --file FILE (one of them)");
+        if (samples_set && (a->capture.samples < EA_SAMPLES_MIN || a->capture.samples > EA_SAMPLES_MAX))
+                return ctl_fail(EXIT_USAGE, "assess --samples must be in [%u, %zu]", EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        return EXIT_OK;
+}
+
+static int parse_options(int argc, char *argv[], Assess *a) {
+        bool samples_set = false, bits_set = false;
+        uint64_t v;
+        int c;
+
+        while ((c = ctl_getopt(argc, argv, verb_assess_options, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        if (ctl_parse_number(optarg, 1, CTL_RAW_SAMPLES_MAX, &a->capture.samples) < 0)
+                                return ctl_fail(EXIT_USAGE, "--samples must be a number in [1, %u]",
+                                                CTL_RAW_SAMPLES_MAX);
+                        samples_set = true;
+                        break;
+                case ARG_RESTART:
+                        a->restart = true;
+                        break;
+                case ARG_DIRECT:
+                        a->capture.direct = true;
+                        break;
+                case ARG_JSON:
+                        a->json = true;
+                        break;
+                case 'f':
+                        a->file = optarg;
+                        break;
+                case 'b':
+                        if (ctl_parse_number(optarg, 1, 8, &v) < 0)
+                                return ctl_fail(EXIT_USAGE, "--bits must be a number in [1, 8]");
+                        a->bits = (unsigned) v;
+                        bits_set = true;
+                        break;
+                default:
+                        if (!ctl_option_global(c))
+                                return EXIT_USAGE;
+                }
+        a->capture.source = optind + 1 < argc ? argv[optind + 1] : NULL;
+        return check_options(a, samples_set, bits_set);
+}
+
+int verb_assess(int argc, char *argv[], const CtlContext *ctx) {
+        Assess a = { .capture = { .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1, .config_path = ctx->config,
+                                     .socket_path = ctx->socket },
+                        .bits = 8 };
+        int code;
+
+        code = parse_options(argc, argv, &a);
+        if (code != EXIT_OK)
+                return code;
+        return assess(&a);
 }

@@ -1,6 +1,6 @@
-/* ctlclient.c - truerandomctl's side of the control socket (see
- * ctlclient.h). Flow: truerandomctl -> [ctlclient] -> socket -> control. */
-#include "ctlclient.h"
+/* client.c - truerandomctl's side of the control socket (see client.h).
+ * Flow: truerandomctl -> [client] -> socket -> control. */
+#include "client.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "config-build.h"
 #include "config/config.h"
+#include "util/cleanup.h"
 
 #define DEFAULT_SOCKET RUNSTATEDIR "/truerandomd/control"
 
@@ -45,9 +47,14 @@ char *ctl_configured_socket(const char *config_path) {
         return path ? path : strdup(DEFAULT_SOCKET);
 }
 
-static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
+char *ctl_socket_path(const char *socket, const char *config_path) {
+        return socket ? strdup(socket) : ctl_configured_socket(config_path);
+}
+
+static int connect_daemon(const char *path, usec_t timeout, int *ret_fd) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct timeval tv = { .tv_sec = timeout_s };
+        struct timeval tv = { .tv_sec = (time_t) (timeout / USEC_PER_SEC),
+                              .tv_usec = (suseconds_t) (timeout % USEC_PER_SEC) };
         int fd;
 
         if (strlen(path) >= sizeof(sa.sun_path))
@@ -66,7 +73,7 @@ static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
                 close(fd);
                 if (e == EAGAIN || e == ETIMEDOUT)
                         return ctl_fail(EXIT_FAILED, "busy: truerandomd accepted no connection within %d s (%s)",
-                                        timeout_s, path);
+                                        (int) (timeout / USEC_PER_SEC), path);
                 if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR)
                         return ctl_fail(EXIT_NOT_RUNNING, "truerandomd is not running (%s: %s)", path, strerror(e));
                 if (e == EACCES || e == EPERM)
@@ -81,40 +88,35 @@ static int connect_daemon(const char *path, int timeout_s, int *ret_fd) {
  * away ("busy") answers and closes as it accepts, before a request can
  * arrive: that answer is still there to read, and says more than EPIPE. */
 static int answer_after_failed_send(int fd, int e) {
-        uint8_t *buf = malloc(CTL_REPLY_MAX);
+        _cleanup_free_ uint8_t *buf = malloc(CTL_REPLY_MAX);
         ssize_t n = buf ? recv(fd, buf, CTL_REPLY_MAX, MSG_DONTWAIT | MSG_TRUNC) : -1;
         CtlReply r;
-        int code;
 
         if ((e == EPIPE || e == ECONNRESET) && n > 0 && (size_t) n <= CTL_REPLY_MAX &&
             ctl_reply_parse(buf, (size_t) n, &r) == 0)
-                code = ctl_reply_error(&r);
-        else
-                code = ctl_fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(e));
-        free(buf);
-        return code;
+                return ctl_reply_error(&r);
+        return ctl_fail(EXIT_FAILED, "sending to truerandomd: %s", strerror(e));
 }
 
-int ctl_request(const char *socket_path, const CtlRequest *req, int timeout_s, int *ret_fd) {
+int ctl_request(const char *socket_path, const CtlRequest *req, usec_t timeout, int *ret_fd) {
         char msg[CTL_REQUEST_MAX];
         ssize_t n = ctl_request_format(req, msg, sizeof(msg));
-        int fd = -1, code;
+        _cleanup_close_ int fd = -1;
+        int code;
 
         if (n < 0)
                 return ctl_fail(EXIT_USAGE, "invalid source name '%s'", req->source);
-        code = connect_daemon(socket_path, timeout_s, &fd);
+        code = connect_daemon(socket_path, timeout, &fd);
         if (code != EXIT_OK)
                 return code;
-        if (send(fd, msg, (size_t) n, MSG_NOSIGNAL) != n) {
-                code = answer_after_failed_send(fd, errno);
-                close(fd);
-                return code;
-        }
+        if (send(fd, msg, (size_t) n, MSG_NOSIGNAL) != n)
+                return answer_after_failed_send(fd, errno);
         *ret_fd = fd;
+        fd = -1;
         return EXIT_OK;
 }
 
-int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret) {
+int ctl_receive(int fd, uint8_t *buf, usec_t timeout, CtlReply *ret) {
         unsigned resets = 0;
         ssize_t n;
 
@@ -125,7 +127,8 @@ int ctl_receive(int fd, uint8_t *buf, int timeout_s, CtlReply *ret) {
                 n = recv(fd, buf, CTL_REPLY_MAX, MSG_TRUNC);
         while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                return ctl_fail(EXIT_FAILED, "no answer from truerandomd within %d s", timeout_s);
+                return ctl_fail(EXIT_FAILED, "no answer from truerandomd within %d s",
+                                (int) (timeout / USEC_PER_SEC));
         if (n < 0)
                 return ctl_fail(EXIT_FAILED, "reading from truerandomd: %s", strerror(errno));
         if (n == 0)
@@ -159,4 +162,19 @@ int ctl_reply_error(const CtlReply *r) {
         if (len > 0)
                 return ctl_fail(map[r->error].code, "%s: %.*s", map[r->error].what, len, (const char *) r->payload);
         return ctl_fail(map[r->error].code, "%s", map[r->error].what);
+}
+
+int ctl_request_ok(const char *socket_path, const CtlRequest *req, uint8_t *buf, CtlReply *ret) {
+        int fd = -1, code;
+
+        if (!buf)
+                return ctl_fail(EXIT_FAILED, "out of memory");
+        code = ctl_request(socket_path, req, CTL_CLIENT_TIMEOUT_USEC, &fd);
+        if (code == EXIT_OK)
+                code = ctl_receive(fd, buf, CTL_CLIENT_TIMEOUT_USEC, ret);
+        if (code == EXIT_OK && ret->kind != CTL_REPLY_OK)
+                code = ctl_reply_error(ret);
+        if (fd >= 0)
+                close(fd);
+        return code;
 }

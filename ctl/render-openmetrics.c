@@ -1,4 +1,4 @@
-/* ctlmetrics.c - the status for Prometheus (see ctlrender.h).
+/* render-openmetrics.c - the status for Prometheus (see render.h).
  *
  * The object is walked, not listed field by field, so that a field the
  * daemon adds appears as a metric without a change here. Prometheus wants
@@ -6,8 +6,8 @@
  * gathered first, then printed family by family in order of first sight.
  * Names from the daemon become [a-z0-9_] and label values are escaped, so
  * no daemon can break the exposition.
- * Flow: ctlstatus -> [ctlmetrics] -> stdout (-> node_exporter). */
-#include "ctlrender.h"
+ * Flow: ctlstatus -> [render-openmetrics] -> stdout (-> node_exporter). */
+#include "render.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,48 +1,56 @@
-/* ctlcapture.c - raw samples through the daemon or in-process (see
- * ctlcapture.h). Flow: source or daemon -> [ctlcapture] -> file, ctlassess. */
-#include "ctlcapture.h"
+/* capture.c - raw samples through the daemon or in-process (see
+ * capture.h). Flow: source or daemon -> [capture] -> verb-raw, verb-assess. */
+#include "capture.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config-build.h"
 #include "config/config.h"
 #include "config/sourceconf.h"
-#include "ctlclient.h"
+#include "client.h"
 #include "pool/capture.h"
-#include "util/fdio.h"
+#include "util/cleanup.h"
+
+const char *ctl_capture_sources(char *buf, size_t size) {
+        size_t k = 0;
+
+        buf[0] = '\0';
+        for (const SourceOps *const *s = source_all; *s; s++)
+                /* kernel is getrandom(): already conditioned, nothing raw. */
+                if (*s != &source_kernel && k < size)
+                        k += (size_t) snprintf(buf + k, size - k, "%s%s", k > 0 ? ", " : "", (*s)->name);
+        return buf;
+}
 
 /* ---- through truerandomd ------------------------------------------------------------ */
 
 static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, void *userdata, const char *sink_name) {
-        CtlRequest req = { .command = CTL_COMMAND_RAW, .samples = c->samples, .rows = c->rows };
+        CtlRequest req;
         uint64_t total = c->samples * c->rows, got = 0;
-        char *socket_path;
-        uint8_t *buf;
+        _cleanup_free_ char *socket_path = NULL;
+        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_close_ int fd = -1;
         CtlReply rep;
-        int fd = -1, code, r;
+        int code, r;
 
         if (strlen(c->source) > CTL_SOURCE_NAME_MAX)
                 return ctl_fail(EXIT_USAGE, "source name too long");
+        ctl_request_init(&req, ctl_command_from_string("raw"));
+        req.samples = c->samples;
+        req.rows = c->rows;
         snprintf(req.source, sizeof(req.source), "%s", c->source);
-        socket_path = c->socket_path ? strdup(c->socket_path) : ctl_configured_socket(c->config_path);
+        socket_path = ctl_socket_path(c->socket_path, c->config_path);
         buf = malloc(CTL_REPLY_MAX);
-        if (!socket_path || !buf) {
-                free(socket_path);
-                free(buf);
+        if (!socket_path || !buf)
                 return ctl_fail(EXIT_FAILED, "out of memory");
-        }
-        code = ctl_request(socket_path, &req, CTL_CLIENT_RAW_TIMEOUT_S, &fd);
+        code = ctl_request(socket_path, &req, CTL_CLIENT_RAW_TIMEOUT_USEC, &fd);
         if (code == EXIT_OK)
-                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_S, &rep);
+                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_USEC, &rep);
         if (code == EXIT_OK && rep.kind != CTL_REPLY_START)
                 code = ctl_reply_error(&rep);
         if (code == EXIT_OK && (rep.samples != c->samples || rep.rows != c->rows))
@@ -51,7 +59,7 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
                                 rep.rows, rep.samples);
         ctl_progress_restart(p);
         while (code == EXIT_OK) {
-                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_S, &rep);
+                code = ctl_receive(fd, buf, CTL_CLIENT_RAW_TIMEOUT_USEC, &rep);
                 if (code != EXIT_OK)
                         break;
                 if (rep.kind == CTL_REPLY_DATA) {
@@ -79,10 +87,6 @@ static int capture_daemon(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
         }
         if (code == EXIT_OK)
                 ctl_progress_samples(p, got, total, true);
-        if (fd >= 0)
-                close(fd);
-        free(buf);
-        free(socket_path);
         return code;
 }
 
@@ -115,7 +119,7 @@ static int direct_sink(void *userdata, const uint8_t *samples, size_t n, uint64_
 static int capture_direct(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, void *userdata, const char *sink_name) {
         const char *path = c->config_path ? c->config_path : CONFIG_DEFAULT_PATH;
         Direct d = { .progress = p, .sink = sink, .userdata = userdata };
-        char *error = NULL;
+        char *error = NULL, names[128];
         ConfigSource i;
         SourceParams params;
         Config config;
@@ -130,7 +134,8 @@ static int capture_direct(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
                 return code;
         }
         if (sourceconf_lookup(c->source, &i) < 0 || !sourceconf_ops(i))
-                code = ctl_fail(EXIT_SOURCE, "unknown source '%s' (jitter, rdseed, hwrng, file)", c->source);
+                code = ctl_fail(EXIT_SOURCE, "unknown source '%s' (%s)", c->source,
+                                ctl_capture_sources(names, sizeof(names)));
         else if (i == CONFIG_SOURCE_KERNEL)
                 code = ctl_fail(EXIT_SOURCE, "source kernel is getrandom(): it has no raw samples");
         else if (!config.source[i].enable)
@@ -163,81 +168,4 @@ static int capture_direct(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, v
 int ctl_capture(const CtlCapture *c, CtlProgress *p, CtlSinkFn sink, void *userdata, const char *sink_name) {
         return c->direct ? capture_direct(c, p, sink, userdata, sink_name)
                          : capture_daemon(c, p, sink, userdata, sink_name);
-}
-
-/* ---- raw: to a file that appears only when complete ------------------------------- */
-
-/* The capture's temporary file, removed by the signal handler: set only
- * while it exists. */
-static char partial_path[PATH_MAX];
-static volatile sig_atomic_t partial_exists;
-
-static void on_fatal_signal(int sig) {
-        /* unlink() and raise() are async-signal-safe. */
-        if (partial_exists)
-                (void) unlink(partial_path);
-        signal(sig, SIG_DFL);
-        raise(sig);
-}
-
-/* A temporary file beside path (same directory: the rename is atomic),
- * mode 0644 less the umask as a plain creat() would give. */
-static int partial_create(const char *path) {
-        static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-        struct sigaction sa = { .sa_handler = on_fatal_signal };
-        mode_t mask;
-        int fd;
-
-        if ((size_t) snprintf(partial_path, sizeof(partial_path), "%s.partial-XXXXXX", path) >= sizeof(partial_path))
-                return -ENAMETOOLONG;
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
-                sigaction(signals[i], &sa, NULL);
-        fd = mkostemp(partial_path, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        partial_exists = 1;
-        mask = umask(0);
-        umask(mask);
-        (void) fchmod(fd, 0644 & ~mask);
-        return fd;
-}
-
-static void partial_remove(void) {
-        if (partial_exists) {
-                partial_exists = 0;
-                (void) unlink(partial_path);
-        }
-}
-
-static int write_sink(void *userdata, const uint8_t *samples, size_t n) {
-        return fd_write_all(*(int *) userdata, samples, n);
-}
-
-int ctl_raw(const CtlCapture *c, const char *output) {
-        CtlProgress p;
-        int out = STDOUT_FILENO, code;
-
-        ctl_progress_init(&p, c->source);
-        if (output) {
-                out = partial_create(output);
-                if (out < 0)
-                        return ctl_fail(EXIT_FAILED, "cannot create a file beside %s: %s", output, strerror(-out));
-        }
-        code = ctl_capture(c, &p, write_sink, &out, output ? output : "stdout");
-        if (!output)
-                return code;
-        if (code == EXIT_OK && fsync(out) < 0)
-                code = ctl_fail(EXIT_FAILED, "writing %s: %s", output, strerror(errno));
-        if (close(out) < 0 && code == EXIT_OK)
-                code = ctl_fail(EXIT_FAILED, "writing %s: %s", output, strerror(errno));
-        if (code == EXIT_OK && rename(partial_path, output) < 0)
-                code = ctl_fail(EXIT_FAILED, "renaming the capture to %s: %s", output, strerror(errno));
-        if (code == EXIT_OK)
-                partial_exists = 0;
-        else {
-                partial_remove();
-                fprintf(stderr, "truerandomctl: removed the incomplete capture; %s was not written\n", output);
-        }
-        return code;
 }

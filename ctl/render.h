@@ -1,7 +1,7 @@
-/* ctlrender.h - the status for people: `truerandomctl status` without
+/* render.h - the status for people: `truerandomctl status` without
  * --json, at most 80 printable columns per line whatever the daemon sent.
  * Reads the model only through ctlstatus.h; no I/O but the FILE given.
- * Flow: ctlstatus -> [ctlrender] -> stdout. */
+ * Flow: ctlstatus -> [render] -> stdout. */
 #pragma once
 
 #include <stdio.h>
