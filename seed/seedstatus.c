@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "proto/ctlcommand.h"
 #include "proto/ctlproto.h"
 #include "proto/ctlstatus.h"
 #include "util/cleanup.h"
@@ -87,7 +88,7 @@ static int reply_status(const uint8_t *buf, size_t n, SeedStatus *ret) {
 }
 
 int seed_status_fetch(const char *socket_path, usec_t timeout, SeedStatus *ret) {
-        const CtlRequest req = { .command = CTL_COMMAND_STATUS };
+        const CtlRequest req = { .command = ctl_command_from_string("status") };
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_close_ int fd = -1;
         char msg[64];

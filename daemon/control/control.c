@@ -372,7 +372,7 @@ static int on_export_done(sd_event_source *s, int fd, uint32_t revents, void *us
 
 /* ---- life cycle ---------------------------------------------------------------- */
 
-DEFINE_FREEP(Control, control_free)
+DEFINE_FREEP(Control, control_free);
 
 int control_new(sd_event *event, const char *socket_path, const ControlCallbacks *cb, Control **ret) {
         _cleanup_(control_freep) Control *c = NULL;

@@ -255,7 +255,7 @@ static Export *export_free(Export *e) {
         free(e);
         return NULL;
 }
-DEFINE_FREEP(Export, export_free)
+DEFINE_FREEP(Export, export_free);
 
 static int export_new(Exports *x, const ExportSpec *spec, Export **ret) {
         _cleanup_(export_freep) Export *e = NULL;
