@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "eajson.h"
+#include "util/cleanup.h"
 #include "util/fdio.h"
 #include "util/json-util.h"
 
@@ -65,10 +66,10 @@ static bool parse_date(const char *s, int64_t *ret) {
  * directory may be writable by anyone else, or any local user could plant
  * an assessment for a machine identity that is easy to guess. */
 static int read_file(int dirfd, char **ret, size_t *ret_size, char *why, size_t why_size) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -1;
         struct stat st, dst;
         size_t n = 0;
-        char *buf;
-        int fd, r = 0;
 
         if (fstat(dirfd, &dst) < 0)
                 return refuse(-errno, why, why_size, "state directory: %s", strerror(errno));
@@ -80,48 +81,33 @@ static int read_file(int dirfd, char **ret, size_t *ret_size, char *why, size_t 
         if (fd < 0)
                 return errno == ENOENT ? refuse(-ENOENT, why, why_size, "no assessment stored yet")
                                        : refuse(-errno, why, why_size, "%s: %s", ASSESSMENT_FILE, strerror(errno));
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t) ASSESSMENT_FILE_MAX) {
-                close(fd);
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t) ASSESSMENT_FILE_MAX)
                 return refuse(-EBADMSG, why, why_size, "%s: not a regular file of at most %u bytes", ASSESSMENT_FILE,
                               ASSESSMENT_FILE_MAX);
-        }
-        if ((st.st_uid != 0 && st.st_uid != dst.st_uid) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-                close(fd);
+        if ((st.st_uid != 0 && st.st_uid != dst.st_uid) || (st.st_mode & (S_IWGRP | S_IWOTH)))
                 return refuse(-EPERM, why, why_size,
                               "%s: owned by uid %u, mode %04o: only a file of root or of the directory's owner, "
                               "writable by no one else, is trusted", ASSESSMENT_FILE, (unsigned) st.st_uid,
                               (unsigned) (st.st_mode & 07777));
-        }
         buf = malloc(ASSESSMENT_FILE_MAX + 1);
-        if (!buf) {
-                close(fd);
+        if (!buf)
                 return -ENOMEM;
-        }
         for (;;) {
                 ssize_t k = read(fd, buf + n, ASSESSMENT_FILE_MAX + 1 - n);
 
                 if (k < 0 && errno == EINTR)
                         continue;
-                if (k < 0) {
-                        r = refuse(-errno, why, why_size, "%s: %s", ASSESSMENT_FILE, strerror(errno));
-                        break;
-                }
+                if (k < 0)
+                        return refuse(-errno, why, why_size, "%s: %s", ASSESSMENT_FILE, strerror(errno));
                 if (k == 0)
                         break;
                 n += (size_t) k;
-                if (n > ASSESSMENT_FILE_MAX) {
-                        r = refuse(-EBADMSG, why, why_size, "%s: larger than %u bytes", ASSESSMENT_FILE,
-                                   ASSESSMENT_FILE_MAX);
-                        break;
-                }
-        }
-        close(fd);
-        if (r < 0) {
-                free(buf);
-                return r;
+                if (n > ASSESSMENT_FILE_MAX)
+                        return refuse(-EBADMSG, why, why_size, "%s: larger than %u bytes", ASSESSMENT_FILE,
+                                      ASSESSMENT_FILE_MAX);
         }
         buf[n] = '\0';
-        *ret = buf;
+        *ret = TAKE_PTR(buf);
         *ret_size = n;
         return 0;
 }
@@ -130,7 +116,8 @@ static int read_file(int dirfd, char **ret, size_t *ret_size, char *why, size_t 
 static int parse_file(const char *text, size_t n, struct json_object **ret_root, struct json_object **ret_sources,
                       char *why, size_t why_size) {
         struct json_tokener *tok = json_tokener_new_ex(ASSESSMENT_DEPTH_MAX);
-        struct json_object *root, *v, *sources;
+        _cleanup_(json_object_putp) struct json_object *root = NULL;
+        struct json_object *v, *sources;
         enum json_tokener_error e;
 
         if (!tok)
@@ -143,38 +130,30 @@ static int parse_file(const char *text, size_t n, struct json_object **ret_root,
                                                           n - json_tokener_get_parse_end(tok))
                 e = json_tokener_error_parse_unexpected;
         json_tokener_free(tok);
-        if (!root || e != json_tokener_success) {
-                json_object_put(root);
+        if (!root || e != json_tokener_success)
                 return refuse(-EBADMSG, why, why_size, "%s is not JSON (%s)", ASSESSMENT_FILE,
                               e == json_tokener_success || e == json_tokener_continue ? "it ends early"
                                                                                       : json_tokener_error_desc(e));
-        }
         if (!json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "format", &v) ||
-            !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), ASSESSMENT_FORMAT) != 0) {
-                json_object_put(root);
+            !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), ASSESSMENT_FORMAT) != 0)
                 return refuse(-EBADMSG, why, why_size, "%s is not a truerandomd assessment (no \"format\": \"%s\")",
                               ASSESSMENT_FILE, ASSESSMENT_FORMAT);
-        }
+        /* The message is made before root (which v is part of) goes. */
         if (!json_object_object_get_ex(root, "version", &v) || !json_object_is_type(v, json_type_int) ||
-            json_object_get_int64(v) != ASSESSMENT_VERSION) {
-                (void) refuse(-EBADMSG, why, why_size, "%s: version %.32s, this truerandomd reads %d", ASSESSMENT_FILE,
+            json_object_get_int64(v) != ASSESSMENT_VERSION)
+                return refuse(-EBADMSG, why, why_size, "%s: version %.32s, this truerandomd reads %d", ASSESSMENT_FILE,
                               v ? json_object_get_string(v) : "missing", ASSESSMENT_VERSION);
-                json_object_put(root);
-                return -EBADMSG;
-        }
-        if (!json_object_object_get_ex(root, "sources", &sources) || !json_object_is_type(sources, json_type_object)) {
-                json_object_put(root);
+        if (!json_object_object_get_ex(root, "sources", &sources) || !json_object_is_type(sources, json_type_object))
                 return refuse(-EBADMSG, why, why_size, "%s: no \"sources\" object", ASSESSMENT_FILE);
-        }
-        *ret_root = root;
         *ret_sources = sources;
+        *ret_root = TAKE_PTR(root);
         return 0;
 }
 
 static int entry_from_json(struct json_object *o, const char *source, Assessment *ret, char *why, size_t why_size) {
         Assessment a = { 0 };
         struct json_object *v;
-        double seconds;
+        double seconds;  /* as the file says it; kept as usec_t */
 
         if (!json_object_is_type(o, json_type_object))
                 return refuse(-EBADMSG, why, why_size, "%s: sources.%s is not an object", ASSESSMENT_FILE, source);
@@ -187,7 +166,7 @@ static int entry_from_json(struct json_object *o, const char *source, Assessment
             !((seconds = json_object_get_double(v)) >= 0.0 && seconds < 1e9))
                 return refuse(-EBADMSG, why, why_size, "%s: sources.%s.seconds missing or malformed", ASSESSMENT_FILE,
                               source);
-        a.seconds = seconds;
+        a.duration_usec = (usec_t) llround(seconds * (double) USEC_PER_SEC);
         if (!json_object_object_get_ex(o, "identity", &v) || identity_from_json(v, &a.identity) < 0 ||
             strcmp(a.identity.source, source) != 0)
                 return refuse(-EBADMSG, why, why_size, "%s: sources.%s.identity missing or malformed", ASSESSMENT_FILE,
@@ -202,8 +181,9 @@ static int entry_from_json(struct json_object *o, const char *source, Assessment
 }
 
 int assessment_load(int dirfd, const char *source, Assessment *ret, char *why, size_t why_size) {
-        struct json_object *root = NULL, *sources, *entry;
-        char *text = NULL;
+        _cleanup_(json_object_putp) struct json_object *root = NULL;
+        _cleanup_free_ char *text = NULL;
+        struct json_object *sources, *entry;
         size_t n;
         int r;
 
@@ -211,94 +191,86 @@ int assessment_load(int dirfd, const char *source, Assessment *ret, char *why, s
         if (r < 0)
                 return r;
         r = parse_file(text, n, &root, &sources, why, why_size);
-        free(text);
         if (r < 0)
                 return r;
         if (!json_object_object_get_ex(sources, source, &entry))
-                r = refuse(-ENOENT, why, why_size, "%s holds no assessment of %s", ASSESSMENT_FILE, source);
-        else
-                r = entry_from_json(entry, source, ret, why, why_size);
-        json_object_put(root);
-        return r;
+                return refuse(-ENOENT, why, why_size, "%s holds no assessment of %s", ASSESSMENT_FILE, source);
+        return entry_from_json(entry, source, ret, why, why_size);
 }
 
 /* ---- writing ----------------------------------------------------------------- */
 
 static struct json_object *entry_to_json(const Assessment *a) {
-        struct json_object *o = json_object_new_object();
+        _cleanup_(json_object_putp) struct json_object *o = json_object_new_object();
         char d[32], s[32];
         int r = 0;
 
         assessment_format_date(a->date, d);
-        snprintf(s, sizeof(s), "%.1f", a->seconds);
+        snprintf(s, sizeof(s), "%.1f", usec_to_seconds(a->duration_usec));
         r |= json_put(o, "date", json_object_new_string(d));
-        r |= json_put(o, "seconds", json_object_new_double_s(a->seconds, s));
+        r |= json_put(o, "seconds", json_object_new_double_s(usec_to_seconds(a->duration_usec), s));
         r |= json_put(o, "identity", identity_to_json(&a->identity));
         r |= json_put(o, "report", ea_report_to_json(&a->report));
-        if (r) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
+        return r ? NULL : TAKE_PTR(o);
 }
 
 /* An empty file of this format; *ret_sources borrowed from it. */
 static struct json_object *new_file(struct json_object **ret_sources) {
-        struct json_object *root = json_object_new_object(), *sources = json_object_new_object();
+        _cleanup_(json_object_putp) struct json_object *root = json_object_new_object();
+        struct json_object *sources = json_object_new_object();
         int r = 0;
 
         *ret_sources = sources;
         r |= json_put(root, "format", json_object_new_string(ASSESSMENT_FORMAT));
         r |= json_put(root, "version", json_object_new_int(ASSESSMENT_VERSION));
         r |= json_put(root, "sources", sources);
-        if (r) {
-                json_object_put(root);
-                return NULL;
-        }
-        return root;
+        return r ? NULL : TAKE_PTR(root);
 }
 
 /* The new file's object: the readable old one's other sources, and a. */
 static struct json_object *file_with(int dirfd, const Assessment *a) {
-        struct json_object *root = NULL, *sources = NULL;
-        char *text = NULL;
+        _cleanup_(json_object_putp) struct json_object *root = NULL;
+        _cleanup_free_ char *text = NULL;
+        struct json_object *sources = NULL;
         size_t n;
 
         if (read_file(dirfd, &text, &n, NULL, 0) < 0 || parse_file(text, n, &root, &sources, NULL, 0) < 0)
                 root = new_file(&sources);
-        free(text);
-        if (root && json_put(sources, a->identity.source, entry_to_json(a)) < 0) {
-                json_object_put(root);
-                root = NULL;
+        if (!root || json_put(sources, a->identity.source, entry_to_json(a)) < 0)
+                return NULL;
+        return TAKE_PTR(root);
+}
+
+/* A new temporary file beside the state file, its name in tmp; the fd or
+ * -errno. */
+static int open_temporary(int dirfd, char tmp[static 64]) {
+        static atomic_uint counter;
+
+        for (int tries = 0; tries < 16; tries++) {
+                int fd;
+
+                snprintf(tmp, 64, ".%s.%ld.%u", ASSESSMENT_FILE, (long) getpid(), atomic_fetch_add(&counter, 1));
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+                if (fd >= 0 || errno != EEXIST)
+                        return fd >= 0 ? fd : -errno;
         }
-        return root;
+        return -EEXIST;
 }
 
 int assessment_save(int dirfd, const Assessment *a) {
-        static atomic_uint counter;
-        struct json_object *root = file_with(dirfd, a);
+        _cleanup_(json_object_putp) struct json_object *root = file_with(dirfd, a);
         const char *text;
         char tmp[64];
-        int fd = -1, r;
+        int fd, r;
 
         if (!root)
                 return -ENOMEM;
         text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
-        if (!text) {
-                json_object_put(root);
+        if (!text)
                 return -ENOMEM;
-        }
-        for (int tries = 0; fd < 0 && tries < 16; tries++) {
-                snprintf(tmp, sizeof(tmp), ".%s.%ld.%u", ASSESSMENT_FILE, (long) getpid(), atomic_fetch_add(&counter, 1));
-                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-                if (fd < 0 && errno != EEXIST)
-                        break;
-        }
-        if (fd < 0) {
-                r = -errno;
-                json_object_put(root);
-                return r;
-        }
+        fd = open_temporary(dirfd, tmp);
+        if (fd < 0)
+                return fd;
         /* Estimates, no secret: readable by auditors whatever the umask. */
         r = fd_write_all(fd, text, strlen(text));
         if (r == 0)
@@ -315,6 +287,5 @@ int assessment_save(int dirfd, const Assessment *a) {
                 (void) unlinkat(dirfd, tmp, 0);
         else
                 (void) fsync(dirfd);
-        json_object_put(root);
         return r;
 }

@@ -22,6 +22,7 @@
 
 #include "estimate/noniid.h"
 #include "identity.h"
+#include "util/time-util.h"
 
 #define ASSESSMENT_FILE "assessment.json"
 #define ASSESSMENT_FORMAT "truerandomd-assessment"
@@ -32,8 +33,8 @@
 typedef struct Assessment {
         Identity identity;    /* the machine and sampler it holds for */
         EaReport report;      /* 8-bit samples; values as stored (eajson.h) */
-        int64_t date;         /* when it finished, seconds since the epoch */
-        double seconds;       /* capture and estimators, wall clock */
+        int64_t date;         /* when it finished, seconds since the epoch (a calendar date) */
+        usec_t duration_usec; /* capture and estimators, CLOCK_MONOTONIC; "seconds" in the file */
 } Assessment;
 
 /* The stored assessment of `source` from dirfd/ASSESSMENT_FILE. 0;

@@ -18,6 +18,7 @@
 #include "eajson.h"
 #include "estimate/noniid.h"
 #include "pool/capture.h"
+#include "util/cleanup.h"
 
 struct Assessor {
         AssessorParams p;
@@ -25,7 +26,7 @@ struct Assessor {
         int dirfd;
         uint8_t *buf;
         pthread_t thread;
-        double started, last_wake;
+        usec_t started, last_wake;  /* CLOCK_MONOTONIC */
 
         pthread_mutex_t lock;       /* guards everything below */
         bool stop;
@@ -36,11 +37,12 @@ struct Assessor {
         Assessment result;
 };
 
-static double now_s(void) {
-        struct timespec ts;
+static usec_t now(void) {
+        return now_usec(CLOCK_MONOTONIC);
+}
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+static usec_t elapsed(const Assessor *a) {
+        return now() - a->started;
 }
 
 static void lock(Assessor *a) {
@@ -54,11 +56,11 @@ static void unlock(Assessor *a) {
 }
 
 /* The loop hears of a phase change at once, of progress every
- * ASSESSOR_WAKE_MS. */
-static void wake(Assessor *a, bool now) {
-        double t = now_s();
+ * ASSESSOR_WAKE_USEC. */
+static void wake(Assessor *a, bool at_once) {
+        usec_t t = now();
 
-        if (!now && t - a->last_wake < ASSESSOR_WAKE_MS / 1000.0)
+        if (!at_once && t - a->last_wake < ASSESSOR_WAKE_USEC)
                 return;
         a->last_wake = t;
         if (a->p.wake)
@@ -80,7 +82,7 @@ static int on_estimator_step(void *userdata, unsigned done, unsigned total) {
         lock(a);
         a->progress.steps_done = done;
         a->progress.steps_total = total;
-        a->progress.elapsed_s = now_s() - a->started;
+        a->progress.elapsed_usec = elapsed(a);
         unlock(a);
         wake(a, false);
         return stopped(a) ? -ECANCELED : 0;
@@ -93,18 +95,21 @@ static int refuse_if_stopped(void *userdata, unsigned done, unsigned total) {
 /* The first samples are in: time the capture so far and the estimators on
  * those samples, and so the whole run. */
 static int calibrate(Assessor *a, uint64_t done) {
-        double t0 = now_s(), rate, estimators;
+        usec_t t0 = now(), captured = MAX(t0 - a->started, (usec_t) 1), estimators;
+        double rate = (double) done * (double) USEC_PER_SEC / (double) captured;   /* samples/s */
         EaReport r;
         int k;
 
-        rate = (double) done / (t0 - a->started > 1e-6 ? t0 - a->started : 1e-6);
         k = ea_non_iid_progress(a->buf, ASSESSOR_CALIBRATE, 8, refuse_if_stopped, a, &r);
         if (k < 0)
                 return k;
-        estimators = (now_s() - t0) * (double) a->p.samples / ASSESSOR_CALIBRATE * ASSESSOR_SCALE_PERMILLE / 1000.0;
+        estimators = (usec_t) ((double) (now() - t0) * (double) a->p.samples / ASSESSOR_CALIBRATE *
+                               ASSESSOR_SCALE_PERMILLE / 1000.0);
         lock(a);
         a->progress.capture_rate = rate;
-        a->progress.expected_s = (t0 - a->started) + (double) (a->p.samples - done) / rate + estimators;
+        a->progress.expected_usec = (t0 - a->started) +
+                                    (usec_t) ((double) (a->p.samples - done) * (double) USEC_PER_SEC / rate) +
+                                    estimators;
         unlock(a);
         wake(a, true);
         return 0;
@@ -117,8 +122,8 @@ static int on_capture(void *userdata, const uint8_t *samples, size_t n, uint64_t
         (void) capture_to_buffer(a->buf, samples, n, done, total);
         lock(a);
         a->progress.captured = done;
-        a->progress.elapsed_s = now_s() - a->started;
-        calibrated = a->progress.expected_s > 0;
+        a->progress.elapsed_usec = elapsed(a);
+        calibrated = a->progress.expected_usec > 0;
         unlock(a);
         if (stopped(a))
                 return -ECANCELED;
@@ -131,7 +136,7 @@ static int on_capture(void *userdata, const uint8_t *samples, size_t n, uint64_t
 static void set_phase(Assessor *a, AssessorPhase phase) {
         lock(a);
         a->progress.phase = phase;
-        a->progress.elapsed_s = now_s() - a->started;
+        a->progress.elapsed_usec = elapsed(a);
         unlock(a);
         wake(a, true);
 }
@@ -151,7 +156,7 @@ static int run(Assessor *a, Assessment *ret, int *ret_save_error) {
          * fresh one give the very same credit. */
         ea_report_round(&res.report);
         res.date = (int64_t) time(NULL);
-        res.seconds = now_s() - a->started;
+        res.duration_usec = elapsed(a);
         *ret_save_error = 0;
         /* Stopped after the last step: its sampler is no longer the one
          * configured, so it must not replace what is stored. */
@@ -180,61 +185,79 @@ static void *thread_main(void *userdata) {
                 a->result = res;
         a->done = true;
         a->progress.phase = ASSESSOR_DONE;
-        a->progress.elapsed_s = now_s() - a->started;
+        a->progress.elapsed_usec = elapsed(a);
         unlock(a);
         wake(a, true);
         return NULL;
 }
 
-/* What an Assessor holds besides its thread; NULL. */
+/* An Assessor with its lock made and nothing else; NULL without memory. */
+static Assessor *alloc(void) {
+        _cleanup_free_ Assessor *a = calloc(1, sizeof(*a));
+
+        if (!a || pthread_mutex_init(&a->lock, NULL) != 0)
+                return NULL;
+        a->dirfd = -1;
+        return TAKE_PTR(a);
+}
+
+/* What an Assessor holds besides its thread; takes NULL; returns NULL. */
 static Assessor *release(Assessor *a) {
+        if (!a)
+                return NULL;
         if (a->dirfd >= 0)
                 close(a->dirfd);
         free(a->buf);
         free(a->path);
+        pthread_mutex_destroy(&a->lock);
         free(a);
         return NULL;
 }
 
-int assessor_start(const AssessorParams *p, Assessor **ret) {
-        Assessor *a;
+DEFINE_FREEP(Assessor, release);
+
+/* The thread, with every signal blocked: they are the loop's (signalfd). */
+static int spawn(Assessor *a) {
         sigset_t all, old;
+        int r;
+
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = pthread_create(&a->thread, NULL, thread_main, a);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return -r;
+}
+
+int assessor_start(const AssessorParams *p, Assessor **ret) {
+        _cleanup_(releasep) Assessor *a = NULL;
         int r;
 
         if (!p || !p->ops || p->samples < EA_SAMPLES_MIN || p->samples > EA_SAMPLES_MAX)
                 return -EINVAL;
-        a = calloc(1, sizeof(*a));
+        a = alloc();
         if (!a)
                 return -ENOMEM;
         a->p = *p;
-        a->dirfd = -1;
         a->buf = malloc(p->samples);
-        if (p->params.path)
-                a->path = strdup(p->params.path);
-        if (!a->buf || (p->params.path && !a->path)) {
-                release(a);
+        if (!a->buf)
                 return -ENOMEM;
+        if (p->params.path) {
+                a->path = strdup(p->params.path);
+                if (!a->path)
+                        return -ENOMEM;
         }
         a->p.params.path = a->path;
-        if (p->state_dirfd >= 0 && (a->dirfd = fcntl(p->state_dirfd, F_DUPFD_CLOEXEC, 3)) < 0) {
-                r = -errno;
-                release(a);
-                return r;
+        if (p->state_dirfd >= 0) {
+                a->dirfd = fcntl(p->state_dirfd, F_DUPFD_CLOEXEC, 3);
+                if (a->dirfd < 0)
+                        return -errno;
         }
         a->progress.samples = p->samples;
-        a->started = now_s();
-        pthread_mutex_init(&a->lock, NULL);
-        /* Signals are the loop's (signalfd): none for this thread. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        r = -pthread_create(&a->thread, NULL, thread_main, a);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (r < 0) {
-                pthread_mutex_destroy(&a->lock);
-                release(a);
+        a->started = now();
+        r = spawn(a);
+        if (r < 0)
                 return r;
-        }
-        *ret = a;
+        *ret = TAKE_PTR(a);
         return 0;
 }
 
@@ -242,7 +265,7 @@ void assessor_get_progress(Assessor *a, AssessorProgress *ret) {
         lock(a);
         *ret = a->progress;
         if (!a->done)
-                ret->elapsed_s = now_s() - a->started;
+                ret->elapsed_usec = elapsed(a);
         unlock(a);
 }
 
@@ -280,7 +303,6 @@ Assessor *assessor_free(Assessor *a) {
                 return NULL;
         assessor_stop(a);
         pthread_join(a->thread, NULL);
-        pthread_mutex_destroy(&a->lock);
         return release(a);
 }
 

@@ -24,11 +24,12 @@
 
 #include "assessment.h"
 #include "pool/source.h"
+#include "util/time-util.h"
 
 #define ASSESSOR_CALIBRATE 20000U
 #define ASSESSOR_SCALE_PERMILLE 500U
 /* The loop hears of progress at most this often (and of every phase). */
-#define ASSESSOR_WAKE_MS 500U
+#define ASSESSOR_WAKE_USEC (500U * USEC_PER_MSEC)
 
 typedef enum AssessorPhase {
         ASSESSOR_CAPTURING,
@@ -42,8 +43,8 @@ typedef struct AssessorProgress {
         AssessorPhase phase;
         uint64_t captured, samples;
         unsigned steps_done, steps_total;   /* estimator steps */
-        double elapsed_s;
-        double expected_s;                  /* the whole run; 0 until measured */
+        usec_t elapsed_usec;
+        usec_t expected_usec;               /* the whole run; 0 until measured */
         double capture_rate;                /* samples/s; 0 until measured */
 } AssessorProgress;
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/cleanup.h"
 #include "util/json-util.h"
 
 double ea_json_round(double v) {
@@ -42,7 +43,7 @@ static int add_value(struct json_object *o, const char *key, double v) {
 }
 
 struct json_object *ea_report_to_json(const EaReport *r) {
-        struct json_object *o = json_object_new_object();
+        _cleanup_(json_object_putp) struct json_object *o = json_object_new_object();
         int k = 0;
 
         if (!o)
@@ -63,11 +64,7 @@ struct json_object *ea_report_to_json(const EaReport *r) {
                 k |= add_value(x, "bitstring", r->bitstring[e]);
                 k |= json_put(o, ea_estimator_name(e), x);
         }
-        if (k) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
+        return k ? NULL : TAKE_PTR(o);
 }
 
 static bool get_count(const struct json_object *o, const char *key, uint64_t max, uint64_t *ret) {

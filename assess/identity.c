@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "config-build.h"
+#include "util/cleanup.h"
 #include "util/json-util.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -251,7 +252,7 @@ bool identity_equal(const Identity *stored, const Identity *now, char *why, size
 /* ---- JSON ------------------------------------------------------------------------ */
 
 struct json_object *identity_to_json(const Identity *id) {
-        struct json_object *o = json_object_new_object();
+        _cleanup_(json_object_putp) struct json_object *o = json_object_new_object();
 
         for (size_t i = 0; o && i < sizeof(fields) / sizeof(fields[0]); i++) {
                 const Field *f = &fields[i];
@@ -268,12 +269,10 @@ struct json_object *identity_to_json(const Identity *id) {
                         v = json_object_new_uint64(*(const uint64_t *) at(id, f));
                         break;
                 }
-                if (json_put(o, f->name, v) < 0) {
-                        json_object_put(o);
+                if (json_put(o, f->name, v) < 0)
                         return NULL;
-                }
         }
-        return o;
+        return TAKE_PTR(o);
 }
 
 int identity_from_json(const struct json_object *o, Identity *ret) {

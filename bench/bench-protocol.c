@@ -319,8 +319,8 @@ static void run_throughput(unsigned rounds, Throughput *ret) {
          * enough thresholds keep those copies in reused memory. */
         mallopt(M_MMAP_THRESHOLD, 4 << 20);
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
-        b->config.null_name = strdup("truerandom-null");
-        if (!b->config.null_name)
+        b->config.device[CONFIG_DEVICE_NULL].name = strdup("truerandom-null");
+        if (!b->config.device[CONFIG_DEVICE_NULL].name)
                 die("out of memory");
         bench_start(b);
         wait_seeded(b);
@@ -421,7 +421,7 @@ static void rss_parked(double *out) {
         Bench *b = bench_new();
         FakeKernel *fk;
 
-        b->config.start_delay_ms = NO_START_MS;
+        b->config.start_delay_usec = NO_START_MS * USEC_PER_MSEC;
         if (b->config.max_parked < PARKED)
                 b->config.max_parked = PARKED;
         out[RSS_MAX_PARKED] = b->config.max_parked;

@@ -21,23 +21,25 @@
  *              when started as root; never root
  *   [assessment] samples, state_directory (where credit = auto keeps what
  *              it measured: assessment.json)
- *   [source.jitter]  enable, credit (bits per sample, or auto), credit_cap,
- *                    buffer_kib, accesses
- *   [source.rdseed]  enable, credit
- *   [source.hwrng]   enable, credit (cap on what rng_quality justifies), path
- *   [source.kernel]  enable        (never credited)
- *   [source.file]    enable, credit (or auto), credit_cap, path, loop,
- *                    rate (samples/s)
+ *   [source.NAME] for each row of pool/source.h's table: enable; credit
+ *              (bits per sample, or auto where the row measures raw noise)
+ *              and credit_cap (auto only), unless the row is never credited
+ *              (kernel); then the keys of the row's own (its SourceKeys:
+ *              jitter's buffer_kib, hwrng's path, file's path, loop, rate)
  * credit is decimal bits per 8-bit sample in [0, 8], kept in millibits,
  * rounded down (never more than written); or `auto`: half the SP 800-90B
- * estimate measured on this machine, at most credit_cap (only for sources
- * whose raw noise the estimators can judge: jitter and file). */
+ * estimate measured on this machine, at most credit_cap.
+ * Durations are kept as usec_t; the file speaks seconds and milliseconds.
+ * Flow: main and SIGHUP -> [config] -> the wiring in daemon/. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "pool/source.h"
+#include "util/time-util.h"
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/truerandomd.conf"
 /* [assessment] samples: SP 800-90B asks for 1,000,000; fewer make the
@@ -47,12 +49,12 @@
 #define CONFIG_ASSESS_SAMPLES_MIN 10000U
 #define CONFIG_ASSESS_SAMPLES_MAX 10000000U
 
+/* ---- sources: an index into pool/source.h's table --------------------------- */
+
 typedef enum ConfigSource {
-        CONFIG_SOURCE_JITTER,
-        CONFIG_SOURCE_RDSEED,
-        CONFIG_SOURCE_HWRNG,
-        CONFIG_SOURCE_KERNEL,
-        CONFIG_SOURCE_FILE,
+#define CONFIG_SOURCE_(ID, name) CONFIG_SOURCE_##ID,
+        SOURCE_TABLE(CONFIG_SOURCE_)
+#undef CONFIG_SOURCE_
         _CONFIG_SOURCE_MAX,
 } ConfigSource;
 
@@ -61,37 +63,68 @@ typedef struct SourceConfig {
         uint32_t credit_mbits;     /* explicit credit; 0 with credit_auto */
         bool credit_auto;          /* credit = auto */
         uint32_t credit_cap_mbits; /* the most credit = auto may give */
-        char *path;                /* hwrng, file */
-        bool loop;                 /* file */
-        uint64_t rate;             /* file */
-        size_t jitter_buffer;      /* bytes */
-        unsigned jitter_accesses;
+        /* The row's keys of its own; path is malloc'd (config_done frees
+         * it), NULL for a source without one. */
+        SourceParams params;
         /* Where the file set enable and path (0: not set there), for
          * FILE:LINE in what the daemon refuses later. */
         unsigned enable_line, path_line;
 } SourceConfig;
 
+/* ---- devices: one row each -------------------------------------------------- */
+
+/* X(ID, name key, default name, mode key, default mode, group, dropin):
+ * the device's [device] keys and their defaults (no default name: none
+ * until the file names one), whether its node's group is [device] group
+ * (else root's), whether [device] dropin = no turns it off. Rows that share
+ * a mode key share its value, and so its default. */
+#define CONFIG_DEVICE_TABLE(X)                                                                 \
+        X(TRNG, "trng_name", "truerandom", "trng_mode", 0440, true, false)                    \
+        X(RANDOM, "random_name", "truerandom-random", "random_mode", 0666, false, true)       \
+        X(URANDOM, "urandom_name", "truerandom-urandom", "random_mode", 0666, false, true)    \
+        X(NULL, "null_name", NULL, "random_mode", 0666, false, false)
+
+typedef enum ConfigDevice {
+#define CONFIG_DEVICE_(ID, ...) CONFIG_DEVICE_##ID,
+        CONFIG_DEVICE_TABLE(CONFIG_DEVICE_)
+#undef CONFIG_DEVICE_
+        _CONFIG_DEVICE_MAX,
+} ConfigDevice;
+
+typedef struct ConfigDeviceRow {
+        const char *name_key;
+        const char *default_name;  /* NULL: none unless named (empty or none in the file) */
+        const char *mode_key;
+        mode_t default_mode;
+        bool group;                /* the node's group is [device] group, else root's */
+        bool dropin;               /* served only with [device] dropin = yes */
+} ConfigDeviceRow;
+
+extern const ConfigDeviceRow config_devices[_CONFIG_DEVICE_MAX];
+
+typedef struct DeviceConfig {
+        char *name;                /* the CUSE DEVNAME, /dev/NAME; NULL: none */
+        mode_t mode;
+        bool enable;               /* false: [device] dropin = no */
+} DeviceConfig;
+
+/* ---- the configuration ------------------------------------------------------- */
+
 typedef struct Config {
-        char *trng_name;
-        char *random_name;
-        char *urandom_name;
+        DeviceConfig device[_CONFIG_DEVICE_MAX];
         char *group;
         unsigned group_line;       /* 0: the default */
-        mode_t trng_mode;
-        mode_t random_mode;
-        bool dropin;
         unsigned max_parked;
         unsigned max_parked_per_uid; /* 0: unset, max_parked / 9 (config_max_parked_per_uid()) */
         unsigned max_open_per_uid;
-        char *null_name;           /* NULL: no null device */
 
         unsigned store_blocks;
         unsigned low_water;
         unsigned min_healthy;
-        unsigned start_delay_ms;
+        usec_t start_delay_usec;
 
-        unsigned reseed_interval;
-        unsigned min_reseed_interval_ms;
+        usec_t reseed_interval_usec;
+        usec_t min_reseed_interval_usec;
 
         char *socket_path;
 
@@ -119,4 +152,10 @@ void config_done(Config *c);
  * (at least 1). */
 unsigned config_max_parked_per_uid(const Config *c);
 
+/* The row's name; NULL past the table. */
 const char *config_source_name(ConfigSource s);
+
+/* Whether the device is served: enabled and named. */
+static inline bool config_device_served(const DeviceConfig *d) {
+        return d->enable && d->name;
+}

@@ -9,9 +9,11 @@
  * first 32 bytes of its own keystream before its output can leave.
  *
  * Where the secrets live: key, buffer and the mix state are born and die in
- * the one sodium_malloc'd region (erased by secret_free()); the only stack
- * temporaries holding key material are in crng_new(), crng_reseed(),
- * crng_rekey() and direct_chunk(), and are erased before they return.
+ * the one sodium_malloc'd region (erased by secret_free()). The only stack
+ * temporaries holding key material are the hash states of crng_new(),
+ * crng_reseed() and crng_rekey(), the mix digest of crng_reseed() and the
+ * next-key block of direct_chunk(): SECRET_VAR/SECRET_BUFFER, born there
+ * and erased on the way out of the function.
  * Flow: store (pool blocks) and getrandom() -> [crng] -> drop-in devices. */
 #include "crng.h"
 
@@ -56,7 +58,7 @@ static void mix_restart(Crng *c) {
 }
 
 int crng_new(const uint8_t initial[static CRNG_KEY_SIZE], size_t buffer_size, Crng **ret) {
-        crypto_hash_sha256_state h;
+        SECRET_VAR(crypto_hash_sha256_state, h);
         Crng *c;
 
         if (buffer_size < CRNG_BUFFER_MIN || buffer_size > CRNG_BUFFER_MAX ||
@@ -75,7 +77,6 @@ int crng_new(const uint8_t initial[static CRNG_KEY_SIZE], size_t buffer_size, Cr
         crypto_hash_sha256_update(&h, (const uint8_t *) DOMAIN_INIT, strlen(DOMAIN_INIT));
         crypto_hash_sha256_update(&h, initial, CRNG_KEY_SIZE);
         crypto_hash_sha256_final(&h, c->key);
-        sodium_memzero(&h, sizeof(h));
         mix_restart(c);
 
         *ret = c;
@@ -99,13 +100,12 @@ static void refill(Crng *c) {
  * dropped), blocks 1.. are written straight into out; no copy of the output
  * ever exists in the region. */
 static void direct_chunk(Crng *c, uint8_t *out, size_t n) {
-        uint8_t block[CHACHA_BLOCK];
+        SECRET_BUFFER(block, CHACHA_BLOCK);
 
         crypto_stream_chacha20_ietf(block, sizeof(block), nonce, c->key);
         memset(out, 0, n);
         crypto_stream_chacha20_ietf_xor_ic(out, out, n, nonce, 1, c->key);
         memcpy(c->key, block, CRNG_KEY_SIZE);
-        sodium_memzero(block, sizeof(block));
 }
 
 void crng_generate(Crng *c, void *out, size_t n) {
@@ -155,8 +155,8 @@ unsigned crng_pending_credit(const Crng *c) {
 
 int crng_reseed(Crng *c, const uint8_t *pool, const uint8_t kernel[static CRNG_KEY_SIZE]) {
         static const uint8_t no_pool[CRNG_KEY_SIZE];
-        uint8_t acc[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256_state h;
+        SECRET_BUFFER(acc, crypto_hash_sha256_BYTES);
+        SECRET_VAR(crypto_hash_sha256_state, h);
 
         if (!pool && c->credit < CRNG_SEED_BITS)
                 return -ENODATA;
@@ -171,8 +171,6 @@ int crng_reseed(Crng *c, const uint8_t *pool, const uint8_t kernel[static CRNG_K
         crypto_hash_sha256_update(&h, kernel, CRNG_KEY_SIZE);
         crypto_hash_sha256_update(&h, acc, sizeof(acc));
         crypto_hash_sha256_final(&h, c->key);
-        sodium_memzero(&h, sizeof(h));
-        sodium_memzero(acc, sizeof(acc));
 
         /* Keystream from the old key must not be served after the reseed:
          * someone who learnt that key could predict it. */
@@ -190,14 +188,13 @@ void crng_discard(Crng *c) {
 }
 
 void crng_rekey(Crng *c, const uint8_t kernel[static CRNG_KEY_SIZE]) {
-        crypto_hash_sha256_state h;
+        SECRET_VAR(crypto_hash_sha256_state, h);
 
         crypto_hash_sha256_init(&h);
         crypto_hash_sha256_update(&h, (const uint8_t *) DOMAIN_REKEY, strlen(DOMAIN_REKEY));
         crypto_hash_sha256_update(&h, c->key, CRNG_KEY_SIZE);
         crypto_hash_sha256_update(&h, kernel, CRNG_KEY_SIZE);
         crypto_hash_sha256_final(&h, c->key);
-        sodium_memzero(&h, sizeof(h));
         crng_discard(c);
 }
 

@@ -4,15 +4,16 @@
  * not; a reseed that takes a store block serves all of them at once, and
  * the limit counts from it (has_last, last_block_usec). Nothing here waits:
  * a request without a block stays pending until a later seeder_pump().
- * Secrets: the store block and the getrandom() bytes live in stack
- * SECRET_BUFFERs, erased on every return path; the key stays in the Crng.
+ * Secrets: the store block is born in seeder_pump() (store_take() copies
+ * it out) and the getrandom() bytes in reseed() and vm_generation_changed()
+ * (fill_kernel()); both live in stack SECRET_BUFFERs, erased on every path
+ * out of those functions. The key they make stays in the Crng.
  * Flow: store -> [seeder] -> crng -> drop-in devices. */
 #include "seeder.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "pool/secret.h"
 
@@ -23,18 +24,15 @@ struct Seeder {
         unsigned pending;          /* bit per SeedTrigger */
         bool unlimited;            /* a VM generation change is pending: no limit */
         bool has_last;
-        uint64_t last_block_usec;  /* the last reseed that took a store block */
+        usec_t last_block_usec;    /* the last reseed that took a store block */
         SeederStats stats;
 };
 
-static uint64_t monotonic_usec(void *userdata) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+static usec_t monotonic_usec(void *userdata) {
+        return now_usec(CLOCK_MONOTONIC);
 }
 
-static uint64_t seeder_now(const Seeder *s) {
+static usec_t seeder_now(const Seeder *s) {
         return s->params.now_usec(s->params.userdata);
 }
 
@@ -115,7 +113,7 @@ static void vm_generation_changed(Seeder *s) {
         s->unlimited = true;
 }
 
-static bool due_at(const Seeder *s, uint64_t *ret_usec) {
+static bool due_at(const Seeder *s, usec_t *ret_usec) {
         if (s->unlimited || !s->has_last || s->params.min_interval_usec == 0) {
                 *ret_usec = 0;
                 return true;
@@ -125,7 +123,7 @@ static bool due_at(const Seeder *s, uint64_t *ret_usec) {
 }
 
 static bool reseed_due(const Seeder *s) {
-        uint64_t at;
+        usec_t at;
 
         if (!s->pending)
                 return false;
@@ -177,8 +175,8 @@ bool seeder_wants_block(const Seeder *s) {
         return !crng_is_seeded(s->crng) || reseed_due(s);
 }
 
-bool seeder_next_due(const Seeder *s, uint64_t *ret_usec) {
-        uint64_t at;
+bool seeder_next_due(const Seeder *s, usec_t *ret_usec) {
+        usec_t at;
 
         if (!s->pending)
                 return false;
@@ -189,7 +187,7 @@ bool seeder_next_due(const Seeder *s, uint64_t *ret_usec) {
         return true;
 }
 
-void seeder_set_min_interval(Seeder *s, uint64_t min_interval_usec) {
+void seeder_set_min_interval(Seeder *s, usec_t min_interval_usec) {
         s->params.min_interval_usec = min_interval_usec;
 }
 

@@ -36,6 +36,7 @@
 
 #include "crng.h"
 #include "pool/store.h"
+#include "util/time-util.h"
 
 typedef enum SeedTrigger {
         SEED_TRIGGER_PERIODIC,
@@ -55,10 +56,10 @@ typedef enum SeedResult {
 
 typedef struct SeederParams {
         bool kernel_mix;              /* mix getrandom() into seeds ([source.kernel] enable) */
-        uint64_t min_interval_usec;   /* between reseeds that take a store block; 0: no limit */
+        usec_t min_interval_usec;     /* between reseeds that take a store block; 0: no limit */
         /* The clock for the limit and for last_reseed_usec; NULL:
-         * CLOCK_MONOTONIC in microseconds. */
-        uint64_t (*now_usec)(void *userdata);
+         * CLOCK_MONOTONIC. */
+        usec_t (*now_usec)(void *userdata);
         void *userdata;
 } SeederParams;
 
@@ -70,7 +71,7 @@ typedef struct SeederStats {
         uint64_t rekeys;                       /* uncredited getrandom() rekeys (VM generation) */
         uint64_t vm_generation_changes;
         uint64_t vm_blocks_purged;             /* stored blocks erased by them */
-        uint64_t last_reseed_usec;             /* of the last credited seed; 0: never */
+        usec_t last_reseed_usec;               /* of the last credited seed; 0: never */
         bool pending;                          /* a reseed waits for a block */
 } SeederStats;
 
@@ -102,10 +103,10 @@ bool seeder_wants_block(const Seeder *s);
 /* Whether a reseed is pending; *ret_usec (on the params' clock) is when it
  * may take a block: now or earlier when due, later while the rate limit
  * holds it. A caller with a limit arms a timer for it and pumps then. */
-bool seeder_next_due(const Seeder *s, uint64_t *ret_usec);
+bool seeder_next_due(const Seeder *s, usec_t *ret_usec);
 
 /* Applies a reloaded limit; a pending reseed's due time follows it. */
-void seeder_set_min_interval(Seeder *s, uint64_t min_interval_usec);
+void seeder_set_min_interval(Seeder *s, usec_t min_interval_usec);
 
 void seeder_get_stats(const Seeder *s, SeederStats *ret);
 

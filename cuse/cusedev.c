@@ -62,7 +62,7 @@ static bool name_valid(const char *name) {
         return true;
 }
 
-DEFINE_FREEP(CuseDev, cusedev_free)
+DEFINE_FREEP(CuseDev, cusedev_free);
 
 /* The device's CUSE session on dev->fd, which it adopts (dev->fd is then
  * the session's); on error the fd is closed and dev->fd is -1. */

@@ -57,7 +57,7 @@ static const char *assess_error_text(int error, char *buf, size_t size) {
                 return "the source ended before the samples were in (a file: set loop = yes, or fewer "
                        "[assessment] samples)";
         case -ETIMEDOUT:
-                snprintf(buf, size, "no sample for %u s", CAPTURE_STALL_MS / 1000U);
+                snprintf(buf, size, "no sample for %u s", (unsigned) (CAPTURE_STALL_USEC / USEC_PER_SEC));
                 return buf;
         case -ECANCELED:
                 return "stopped";
@@ -178,8 +178,8 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
 
         autocredit_reset(d, slot);
         /* Only sources whose raw noise the estimators judge have a stored
-         * estimate: jitter and file (config.c refuses auto for the others). */
-        if (i == CONFIG_SOURCE_JITTER || i == CONFIG_SOURCE_FILE) {
+         * estimate: those whose row allows credit = auto. */
+        if (sourceconf_ops(i)->credit == SOURCE_CREDIT_MEASURED) {
                 identity_set_sampler(&now, source_name(i), &p);
                 if (d->state_dirfd >= 0)
                         r = assessment_load(d->state_dirfd, source_name(i), &a, why, sizeof(why));
@@ -271,7 +271,7 @@ static bool finish(Daemon *d, ConfigSource i) {
                            source_name(i), d->config.state_directory, ASSESSMENT_FILE, strerror(-save_error));
         else if (d->state_dirfd >= 0)
                 log_fields(LOG_INFO, FIELDS(i), "source %s: assessment stored in %s/%s (%.1f s)", source_name(i),
-                           d->config.state_directory, ASSESSMENT_FILE, a.seconds);
+                           d->config.state_directory, ASSESSMENT_FILE, usec_to_seconds(a.duration_usec));
         slot->assessment = a;
         slot->has_assessment = true;
         slot->assessment_fresh = true;
@@ -280,22 +280,23 @@ static bool finish(Daemon *d, ConfigSource i) {
         return true;
 }
 
-/* The remaining time of a running assessment, or < 0 when not known yet. */
-static double remaining_s(const AssessorProgress *p) {
-        if (!(p->expected_s > 0))
-                return -1;
-        return p->expected_s > p->elapsed_s ? p->expected_s - p->elapsed_s : 0;
+/* The remaining time of a running assessment, or USEC_INFINITY when not
+ * known yet. */
+static usec_t remaining_usec(const AssessorProgress *p) {
+        if (p->expected_usec == 0)
+                return USEC_INFINITY;
+        return p->expected_usec > p->elapsed_usec ? p->expected_usec - p->elapsed_usec : 0;
 }
 
 static void extend_start_timeout(Daemon *d, const AssessorProgress *p) {
         usec_t now = now_usec(CLOCK_MONOTONIC), usec;
-        double left = remaining_s(p);
+        usec_t left = remaining_usec(p);
 
         if (d->ready || now < d->last_extend_usec + EXTEND_INTERVAL_USEC)
                 return;
         d->last_extend_usec = now;
-        usec = left < 0 ? EXTEND_MIN_USEC : (usec_t) (left * 1.5 * USEC_PER_SEC) + 30 * USEC_PER_SEC;
-        sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, MAX(usec, EXTEND_MIN_USEC));
+        usec = left == USEC_INFINITY ? EXTEND_MIN_USEC : left / 2 * 3 + 30 * USEC_PER_SEC;
+        sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, (uint64_t) MAX(usec, EXTEND_MIN_USEC));
 }
 
 _Static_assert(_CONFIG_SOURCE_MAX <= 32, "a bit per source in autocredit_poll()'s mask");
@@ -320,12 +321,12 @@ bool autocredit_poll(Daemon *d, unsigned *ret_decided) {
                         continue;
                 }
                 assessor_get_progress(slot->assessor, &p);
-                if (p.expected_s > 0 && !slot->progress_logged) {
+                if (p.expected_usec > 0 && !slot->progress_logged) {
                         slot->progress_logged = true;
                         log_fields(LOG_NOTICE, FIELDS(i),
                                    "source %s: its assessment should take about %.0f s in all (capturing at %.0f "
                                    "samples/s, then the estimators)",
-                                   source_name(i), ceil(p.expected_s), p.capture_rate);
+                                   source_name(i), ceil(usec_to_seconds(p.expected_usec)), p.capture_rate);
                 }
                 extend_start_timeout(d, &p);
         }
@@ -337,22 +338,22 @@ bool autocredit_status(Daemon *d, char *buf, size_t size) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 SourceSlot *slot = &d->sources[i];
                 AssessorProgress p;
-                double left;
+                usec_t left;
                 char pct[32];
 
                 if (!slot->assessor)
                         continue;
                 assessor_get_progress(slot->assessor, &p);
-                left = remaining_s(&p);
+                left = remaining_usec(&p);
                 if (p.phase == ASSESSOR_CAPTURING)
                         snprintf(pct, sizeof(pct), " %.0f%%", p.samples ? 100.0 * (double) p.captured / (double) p.samples : 0.0);
                 else if (p.phase == ASSESSOR_ESTIMATING && p.steps_total)
                         snprintf(pct, sizeof(pct), " %u/%u", p.steps_done, p.steps_total);
                 else
                         pct[0] = '\0';
-                if (left >= 0)
+                if (left != USEC_INFINITY)
                         snprintf(buf, size, "assessing %s on this machine (%s%s), about %.0f s left", source_name(i),
-                                 assessor_phase_to_string(p.phase), pct, ceil(left));
+                                 assessor_phase_to_string(p.phase), pct, ceil(usec_to_seconds(left)));
                 else
                         snprintf(buf, size, "assessing %s on this machine (%s%s)", source_name(i),
                                  assessor_phase_to_string(p.phase), pct);
@@ -410,8 +411,8 @@ static struct json_object *assessment_json(const SourceSlot *slot) {
                 r |= json_put(o, "captured", json_object_new_uint64(p.captured));
                 r |= json_put(o, "steps_done", json_object_new_uint64(p.steps_done));
                 r |= json_put(o, "steps_total", json_object_new_uint64(p.steps_total));
-                r |= json_put(o, "elapsed_s", json_new_fixed(p.elapsed_s, 1));
-                r |= p.expected_s > 0 ? json_put(o, "expected_s", json_new_fixed(p.expected_s, 1)) : json_put_nullable(o, "expected_s", NULL);
+                r |= json_put(o, "elapsed_s", json_new_fixed(usec_to_seconds(p.elapsed_usec), 1));
+                r |= p.expected_usec > 0 ? json_put(o, "expected_s", json_new_fixed(usec_to_seconds(p.expected_usec), 1)) : json_put_nullable(o, "expected_s", NULL);
         }
         if (slot->assess_error)
                 r |= json_put(o, "error", json_object_new_string(assess_error_text(slot->assess_error, eb, sizeof(eb))));
@@ -427,7 +428,7 @@ int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o) {
         const SourceConfig *sc = &d->config.source[i];
         int r = 0;
 
-        if (!sc->enable || i == CONFIG_SOURCE_KERNEL || (!sc->credit_auto && sc->credit_mbits == 0))
+        if (!sourceconf_creditable(sc, i))
                 return 0;
         r |= json_put(o, "credit_origin", json_object_new_string(credit_origin_to_string(slot->credit.origin)));
         if (sc->credit_auto)

@@ -26,9 +26,10 @@
 static const char *not_credited(const Config *c, ConfigSource i, bool runs, SourceState state, int error, char *buf,
                                 size_t size) {
         const SourceConfig *sc = &c->source[i];
-        bool has_path = i == CONFIG_SOURCE_HWRNG || i == CONFIG_SOURCE_FILE;
+        const SourceOps *ops = sourceconf_ops(i);
+        const char *path = sc->params.path;
 
-        if (i == CONFIG_SOURCE_KERNEL)
+        if (ops->credit == SOURCE_CREDIT_NEVER)
                 return "never credited (mixed into CRNG seeds only)";
         if (!sc->enable)
                 return "disabled (enable = no)";
@@ -40,10 +41,11 @@ static const char *not_credited(const Config *c, ConfigSource i, bool runs, Sour
                 return "not built into this truerandomd";
         if (state != SOURCE_UNAVAILABLE && state != SOURCE_FAILED_PERMANENT)
                 return NULL;
-        if (i == CONFIG_SOURCE_RDSEED && error == -ENODEV)
-                return "unavailable (this CPU has no RDSEED)";
-        snprintf(buf, size, "unavailable (%s%s%s)", has_path && sc->path ? sc->path : "",
-                 has_path && sc->path ? ": " : "", daemon_source_error(error));
+        if (ops->absent && error == -ENODEV) {
+                snprintf(buf, size, "unavailable (%s)", ops->absent);
+                return buf;
+        }
+        snprintf(buf, size, "unavailable (%s%s%s)", path ? path : "", path ? ": " : "", daemon_source_error(error));
         return buf;
 }
 
@@ -198,7 +200,7 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
                 void *state = NULL;
 
                 states[i] = SOURCE_STARTUP;
-                if (!daemon_source_creditable(sc, i))
+                if (!sourceconf_creditable(sc, i))
                         continue;
                 runs[i] = true;
                 errors[i] = ops->open(&p, &state);

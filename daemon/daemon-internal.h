@@ -111,18 +111,6 @@ struct Daemon {
         usec_t status_usec;          /* when it was sent */
 };
 
-/* The configuration's times in the loop's unit (config/ speaks seconds and
- * milliseconds, as the file does): the one place that converts them. */
-static inline usec_t daemon_reseed_interval(const Config *c) {
-        return (usec_t) c->reseed_interval * USEC_PER_SEC;
-}
-static inline usec_t daemon_min_reseed_interval(const Config *c) {
-        return (usec_t) c->min_reseed_interval_ms * USEC_PER_MSEC;
-}
-static inline usec_t daemon_start_delay(const Config *c) {
-        return (usec_t) c->start_delay_ms * USEC_PER_MSEC;
-}
-
 /* change.c: how the parts ask the loop for a turn. The loop's change
  * handler then takes in finished assessments, the sources' stats (and so
  * whether /dev/truerandom serves), pumps the hub once, and sets demand,
@@ -238,8 +226,6 @@ void daemon_devices_apply_nodes(Daemon *d, const Config *c, gid_t gid);
 int daemon_complete_cuse_init(Daemon *d);
 
 /* sources.c */
-/* Enabled, not the kernel's, built in, and not set to credit = 0. */
-bool daemon_source_creditable(const SourceConfig *sc, ConfigSource i);
 /* Creates source i's collector at the credit decided for it (none when
  * that is 0) and starts it if the sources run. 0 or -errno (logged). */
 int daemon_source_start(Daemon *d, ConfigSource i);

@@ -75,7 +75,7 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
                 const SourceConfig *sc = &d->config.source[i];
                 if (strcmp(name, config_source_name(i)) != 0)
                         continue;
-                if (i == CONFIG_SOURCE_KERNEL || !sc->enable || !sourceconf_ops(i))
+                if (sourceconf_ops(i)->credit == SOURCE_CREDIT_NEVER || !sc->enable)
                         return -ENODEV;
                 *ret_ops = sourceconf_ops(i);
                 *ret_params = sourceconf_params(sc);
@@ -87,7 +87,7 @@ static int control_raw_source(void *userdata, const char *name, const SourceOps 
 /* ------------------------------------------------------------------ */
 /* set-up, a step at a time                                            */
 
-DEFINE_FREEP(Daemon, daemon_free)
+DEFINE_FREEP(Daemon, daemon_free);
 
 /* The Daemon, holding *config from here on (zeroed): daemon_free() frees
  * it on any later failure. */
@@ -157,7 +157,7 @@ static int setup_pool(Daemon *d) {
         if (r < 0)
                 return r;
         r = seeder_new(&(SeederParams){ .kernel_mix = d->config.source[CONFIG_SOURCE_KERNEL].enable,
-                                        .min_interval_usec = daemon_min_reseed_interval(&d->config) },
+                                        .min_interval_usec = d->config.min_reseed_interval_usec },
                        d->store, d->crng, &d->seeder);
         if (r < 0)
                 return log_error_errno(r, "start-up");

@@ -33,18 +33,27 @@
  * is opened, so at once in practice). */
 #define CUSE_INIT_TIMEOUT_USEC (10 * USEC_PER_SEC)
 
+/* What each of config/'s device rows is served as. */
+static const CuseDevKind device_kind[_CONFIG_DEVICE_MAX] = {
+        [CONFIG_DEVICE_TRNG] = CUSEDEV_TRNG,
+        [CONFIG_DEVICE_RANDOM] = CUSEDEV_RANDOM,
+        [CONFIG_DEVICE_URANDOM] = CUSEDEV_URANDOM,
+        [CONFIG_DEVICE_NULL] = CUSEDEV_NULL,
+};
+
+_Static_assert(_CONFIG_DEVICE_MAX <= CUSE_MAX_DEVICES, "a hub serves every configured device");
+
 size_t daemon_config_devices(const Config *c, DeviceSpec ret[static CUSE_MAX_DEVICES]) {
-        /* When config/ keeps [device] as rows (name, mode, enabled), this
-         * becomes a loop over them; the kind is each row's. */
-        ret[0] = (DeviceSpec){ .kind = CUSEDEV_TRNG, .name = c->trng_name, .mode = c->trng_mode,
-                               .mode_key = "trng_mode", .grouped = true, .enabled = true };
-        ret[1] = (DeviceSpec){ .kind = CUSEDEV_RANDOM, .name = c->random_name, .mode = c->random_mode,
-                               .mode_key = "random_mode", .enabled = c->dropin };
-        ret[2] = (DeviceSpec){ .kind = CUSEDEV_URANDOM, .name = c->urandom_name, .mode = c->random_mode,
-                               .mode_key = "random_mode", .enabled = c->dropin };
-        ret[3] = (DeviceSpec){ .kind = CUSEDEV_NULL, .name = c->null_name, .mode = c->random_mode,
-                               .mode_key = "random_mode", .enabled = c->null_name != NULL };
-        return 4;
+        for (ConfigDevice i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                ret[i] = (DeviceSpec){
+                        .kind = device_kind[i],
+                        .name = c->device[i].name,
+                        .mode = c->device[i].mode,
+                        .mode_key = config_devices[i].mode_key,
+                        .grouped = config_devices[i].group,
+                        .enabled = config_device_served(&c->device[i]),
+                };
+        return _CONFIG_DEVICE_MAX;
 }
 
 /* Nodes belong to root; not running as root (a test), keep the owner and set

@@ -211,7 +211,7 @@ static int on_reseed_timer(sd_event_source *s, uint64_t usec, void *userdata) {
          * before it). */
         if (healthy)
                 (void)daemon_reseed(d, SEED_TRIGGER_PERIODIC);
-        return sd_event_source_set_time_relative(s, daemon_reseed_interval(&d->config));
+        return sd_event_source_set_time_relative(s, d->config.reseed_interval_usec);
 }
 
 static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -289,7 +289,7 @@ static int add_timers(Daemon *d) {
                 return log_error_errno(r, "reseed timer");
         (void)sd_event_source_set_enabled(d->seed_due_timer, SD_EVENT_OFF);
         r = sd_event_add_time_relative(d->event, &d->reseed_timer, CLOCK_MONOTONIC,
-                                       daemon_reseed_interval(&d->config), 0, on_reseed_timer, d);
+                                       d->config.reseed_interval_usec, 0, on_reseed_timer, d);
         if (r < 0)
                 return log_error_errno(r, "reseed timer");
         (void)sd_event_source_set_enabled(d->reseed_timer, SD_EVENT_ON);
@@ -321,13 +321,13 @@ int daemon_loop_new(Daemon *d) {
 int daemon_loop_start(Daemon *d) {
         int r;
 
-        if (daemon_start_delay(&d->config) == 0)
+        if (d->config.start_delay_usec == 0)
                 return daemon_start_collectors(d);
-        r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC, daemon_start_delay(&d->config),
-                                       0, on_start_timer, d);
+        r = sd_event_add_time_relative(d->event, &d->start_timer, CLOCK_MONOTONIC, d->config.start_delay_usec, 0,
+                                       on_start_timer, d);
         if (r < 0)
                 return log_error_errno(r, "start timer");
-        log_info("sources start in %u ms (start_delay_ms)", d->config.start_delay_ms);
+        log_info("sources start in %" PRIu64 " ms (start_delay_ms)", d->config.start_delay_usec / USEC_PER_MSEC);
         return 0;
 }
 

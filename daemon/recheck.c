@@ -75,7 +75,7 @@ void autocredit_recheck(Daemon *d, const char *event) {
                 const LogFields f = { .source = config_source_name(i) };
                 size_t purged;
 
-                if (!daemon_source_creditable(sc, i) || !stale(d, i, moved, why, sizeof(why)))
+                if (!sourceconf_creditable(sc, i) || !stale(d, i, moved, why, sizeof(why)))
                         continue;
                 any = true;
                 if (!sc->credit_auto) {

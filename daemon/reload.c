@@ -17,23 +17,14 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "config/sourceconf.h"
 #include "log.h"
 #include "util/cleanup.h"
-
-/* Whether a reload restarts the source (its collector, and so an open). */
-static bool source_changed(const SourceConfig *a, const SourceConfig *b) {
-        return a->enable != b->enable || a->credit_mbits != b->credit_mbits || a->credit_auto != b->credit_auto ||
-               a->credit_cap_mbits != b->credit_cap_mbits || a->loop != b->loop ||
-               a->rate != b->rate || a->jitter_buffer != b->jitter_buffer ||
-               a->jitter_accesses != b->jitter_accesses || !!a->path != !!b->path ||
-               (a->path && strcmp(a->path, b->path) != 0);
-}
 
 /* What a reload cannot do once set-up gave up root: change the nodes'
  * group or mode (they are root's), or open a source path the user may not
  * read. Refused whole, with why, rather than half applied; 0 when root. */
 static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
-        static const ConfigSource with_path[] = { CONFIG_SOURCE_HWRNG, CONFIG_SOURCE_FILE };
         const char *what;
 
         if (geteuid() == 0)
@@ -47,20 +38,20 @@ static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
                          "[device] %s changes the nodes: needs a restart (not root since set-up)", what);
                 return -EPERM;
         }
-        for (size_t k = 0; k < ELEMENTSOF(with_path); k++) {
-                const SourceConfig *a = &d->config.source[with_path[k]], *b = &c->source[with_path[k]];
-                const char *name = config_source_name(with_path[k]);
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
+                const char *name = config_source_name(i), *path = b->params.path;
 
-                /* Only what a reload would open anew. */
-                if (!daemon_source_creditable(b, with_path[k]) || !b->path || !source_changed(a, b))
+                /* Only a path a reload would open anew. */
+                if (!path || !sourceconf_creditable(b, i) || !sourceconf_changed(i, a, b))
                         continue;
-                if (access(b->path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+                if (access(path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
                         continue;
                 log_error("reload: source %s: %s is not readable by uid %u, which truerandomd runs as since set-up "
                           "(%s). Give that user read access, or restart truerandomd to open it as root",
-                          name, b->path, (unsigned) geteuid(), strerror(errno));
+                          name, path, (unsigned) geteuid(), strerror(errno));
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error),
-                         "source %s: %s: not readable by uid %u", name, b->path, (unsigned) geteuid());
+                         "source %s: %s: not readable by uid %u", name, path, (unsigned) geteuid());
                 return -EPERM;
         }
         return 0;
@@ -82,9 +73,9 @@ static int apply_config(Daemon *d, Config *c) {
         r = check_reload_without_root(d, c, gid);
         if (r < 0)
                 return r;
-        if (daemon_devices_changed(d, c) || c->store_blocks != d->config.store_blocks || c->low_water != d->config.low_water ||
-            strcmp(c->socket_path, d->config.socket_path) || strcmp(c->state_directory, d->config.state_directory) ||
-            strcmp(c->user, d->config.user))
+        if (daemon_devices_changed(d, c) || c->store_blocks != d->config.store_blocks ||
+            c->low_water != d->config.low_water || strcmp(c->socket_path, d->config.socket_path) ||
+            strcmp(c->state_directory, d->config.state_directory) || strcmp(c->user, d->config.user))
                 log_notice("device names, dropin, store size, the control socket, the state directory and the user "
                            "change only on restart");
         /* The state directory in use stays the one opened at start. */
@@ -105,23 +96,23 @@ static int apply_config(Daemon *d, Config *c) {
                 const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
                 SourceSlot *slot = &d->sources[i];
 
-                if (!source_changed(a, b))
+                if (!sourceconf_changed(i, a, b))
                         continue;
                 slot->collector = collector_free(slot->collector);
                 autocredit_reset(d, slot);
                 *slot = (SourceSlot){ 0 };
                 changed[i] = true;
         }
-        (void)sd_event_source_set_time_relative(d->reseed_timer, daemon_reseed_interval(c));
+        (void)sd_event_source_set_time_relative(d->reseed_timer, c->reseed_interval_usec);
         /* A held reseed's due time follows the new limit (the posted
          * change re-arms its timer). */
-        seeder_set_min_interval(d->seeder, daemon_min_reseed_interval(c));
+        seeder_set_min_interval(d->seeder, c->min_reseed_interval_usec);
         config_done(&d->config);
         d->config = *c;
         *c = (Config){ 0 };
         /* With the new configuration in place: credits, assessments. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                if (!changed[i] || !daemon_source_creditable(&d->config.source[i], i))
+                if (!changed[i] || !sourceconf_creditable(&d->config.source[i], i))
                         continue;
                 autocredit_resolve(d, i);
                 if (daemon_source_start(d, i) == 0 && d->sources[i].collector)

@@ -143,13 +143,6 @@ void daemon_refresh_sources(Daemon *d) {
         cusehub_set_trng_open(d->hub, d->trng_serving);
 }
 
-/* A source that may be credited: enabled, not the kernel's, built in, and
- * not set to credit = 0. */
-bool daemon_source_creditable(const SourceConfig *sc, ConfigSource i) {
-        return sc->enable && i != CONFIG_SOURCE_KERNEL && (sc->credit_auto || sc->credit_mbits > 0) &&
-               sourceconf_ops(i);
-}
-
 int daemon_source_start(Daemon *d, ConfigSource i) {
         SourceSlot *slot = &d->sources[i];
         SourceParams p = sourceconf_params(&d->config.source[i]);
@@ -173,7 +166,7 @@ int daemon_create_collectors(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 int r;
 
-                if (!daemon_source_creditable(&d->config.source[i], i))
+                if (!sourceconf_creditable(&d->config.source[i], i))
                         continue;
                 autocredit_resolve(d, i);
                 r = daemon_source_start(d, i);

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "config-build.h"
+#include "config/sourceconf.h"
 #include "proto/ctlstatus.h"
 #include "util/json-util.h"
 
@@ -129,7 +130,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
                  * being assessed, or whose assessment justified nothing or
                  * failed: not credited; others: off. */
                 ADD(o, "credited", json_object_new_boolean(false));
-                if (sc->enable && i == CONFIG_SOURCE_KERNEL)
+                if (sc->enable && sourceconf_ops(i)->credit == SOURCE_CREDIT_NEVER)
                         ADD(o, "state", json_object_new_string("mixed"));
                 else if (autocredit_pending(slot))
                         ADD(o, "state", json_object_new_string("assessing"));

@@ -1,4 +1,9 @@
 /* capture.c - raw samples of a source, to a sink (see capture.h).
+ *
+ * Invariants: every open is closed again, whatever ends the capture; a
+ * sink hears of samples in order and of every backoff (n = 0). The waits
+ * are backoff.h's, slept on CLOCK_MONOTONIC. The samples are no secret:
+ * this instance of the source feeds nothing.
  * Flow: source -> [capture] -> estimators (estimate/). */
 #include "capture.h"
 
@@ -6,20 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "backoff.h"
 #include "util/cleanup.h"
 
-#define BACKOFF_MIN_MS 10U
-#define BACKOFF_MAX_MS 1000U
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000U + (uint64_t) ts.tv_nsec / 1000000U;
-}
-
-static void sleep_ms(unsigned ms) {
-        struct timespec ts = { .tv_sec = ms / 1000U, .tv_nsec = (long) (ms % 1000U) * 1000000L };
+static void sleep_usec(usec_t usec) {
+        struct timespec ts = usec_to_timespec(usec);
 
         while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
                 ;
@@ -34,36 +30,31 @@ int capture_to_buffer(void *userdata, const uint8_t *samples, size_t n, uint64_t
 /* One row of an open source into sink; *done counts every sample so far. */
 static int capture_row(const SourceOps *ops, void *state, uint64_t samples, uint64_t *done, uint64_t total,
                        CaptureSinkFn sink, void *userdata) {
-        uint64_t progress = now_ms(), got = 0;
-        unsigned backoff = BACKOFF_MIN_MS, errors = 0;
         uint8_t chunk[CAPTURE_CHUNK];
+        uint64_t got = 0;
+        Backoff backoff;
         int r;
 
+        backoff_init(&backoff, CAPTURE_ERRORS_MAX, CAPTURE_STALL_USEC);
         while (got < samples) {
                 size_t want = (size_t) MIN(samples - got, (uint64_t) CAPTURE_CHUNK);
                 ssize_t n = ops->read(state, chunk, want);
+                usec_t wait;
 
-                if (n == -ENODATA)
-                        return -ENODATA;
-                if (n < 0 && n != -EAGAIN && ++errors >= CAPTURE_ERRORS_MAX)
-                        return (int) n;
-                if (n < 0) {
-                        if (now_ms() - progress >= CAPTURE_STALL_MS)
-                                return -ETIMEDOUT;
-                        sleep_ms(backoff);
-                        backoff = MIN(backoff * 2, BACKOFF_MAX_MS);
+                if (n == 0 || n > (ssize_t) want)
+                        return -EIO;
+                r = backoff_next(&backoff, n, &wait);
+                if (r < 0)
+                        return r;
+                if (wait > 0) {
+                        sleep_usec(wait);
                         r = sink(userdata, chunk, 0, *done, total);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                if (n == 0 || (size_t) n > want)
-                        return -EIO;
                 got += (uint64_t) n;
                 *done += (uint64_t) n;
-                backoff = BACKOFF_MIN_MS;
-                errors = 0;
-                progress = now_ms();
                 r = sink(userdata, chunk, (size_t) n, *done, total);
                 if (r < 0)
                         return r;

@@ -6,10 +6,10 @@
  * and the control socket's raw export do, and reads it in the collector's
  * chunk size, so the samples are the very ones the health tests would see.
  * R rows reopen the source before each row (SP 800-90B §3.1.4's restart
- * matrix). Like the collector it backs off while the source has nothing
- * (10 ms doubling to 1 s) and rides out a few device errors in a row; more,
- * or no sample for CAPTURE_STALL_MS, end it. The samples are not secret:
- * this instance feeds nothing.
+ * matrix). It waits as the collector does while the source has nothing
+ * (backoff.h: 10 ms doubling to 1 s) and rides out a few device errors in
+ * a row; more, or no sample for CAPTURE_STALL_USEC, end it. The samples
+ * are not secret: this instance feeds nothing.
  * Flow: source -> [capture] -> estimators (estimate/). */
 #pragma once
 
@@ -17,12 +17,15 @@
 #include <stdint.h>
 
 #include "source.h"
+#include "util/time-util.h"
 
-/* The collector's read size (collector.c). */
+/* The collector's read size (COLLECTOR_CHUNK; collector.c checks that
+ * they agree). */
 #define CAPTURE_CHUNK 4096U
-/* Device errors in a row that end a capture (about 0.3 s of backoff). */
+/* Device errors in a row that end a capture (the four before the last
+ * wait 10 + 20 + 40 + 80 ms). */
 #define CAPTURE_ERRORS_MAX 5U
-#define CAPTURE_STALL_MS 60000U
+#define CAPTURE_STALL_USEC (60U * USEC_PER_SEC)
 
 /* Takes the samples as they come: n > 0 new samples (in order, row after
  * row), with done of total captured so far; and n = 0 after every backoff

@@ -1,296 +1,100 @@
-/* collector.c - one thread per source: raw samples -> health -> conditioner
- * -> store, only while the store wants blocks.
+/* collector.c - a source's sampling thread: open the source, wait for
+ * demand, read a chunk, hand it to the intake, back off when the device
+ * has nothing (see collector.h).
  *
  * Invariants:
- *   - a sample is credited only after health_feed() said HEALTH_OK for it;
- *     samples of the startup test and of failing windows are never absorbed;
- *   - a finished block waits here, out of the store, until every APT window
- *     and RCT run holding its samples has closed clean (health_settled());
- *     so a window that fails after a block finished takes that block with it
- *     before anyone could read it. The wait is at most one window (512
- *     samples) or one run below the RCT cutoff after the block's last sample;
- *   - a health failure throws away the waiting blocks, the partial block,
- *     and this source's unserved blocks in the store (fail closed), so no
- *     block built before a failure is served after it was detected;
- *   - so does the running check when it stops crediting, and while it is
- *     stopped no sample is absorbed (it keeps counting them, to resume);
- *   - no block holds a sample read before a store_purge_all() (the machine
- *     was cloned): the partial and waiting blocks restart when the store's
- *     epoch moved, and a block finished across a purge is refused by the
- *     store;
- *   - device errors back off exponentially (10 ms .. 1 s) on a condition
- *     variable that collector_free() signals, so a broken device never spins
- *     and never delays shutdown by more than one source read (~1 s).
- * Threads: the sampling thread owns the source, the health state, the
- * conditioner and the sample buffer; the mutex guards the stats and the stop
- * flag, which the loop thread reads and sets.
- * Secrets: raw samples are born in the secret_alloc()'d sample buffer and
- * erased after each step; the hash state lives in the conditioner; a finished
- * block waits in the secret_alloc()'d pending ring and is erased there once
- * the store has copied it, refused it (full: its credit is lost), or a
- * failure discarded it.
- * Flow: source -> health -> conditioner -> [collector puts into] store. */
+ *   - the source's samples go nowhere but the intake, which alone decides
+ *     what is credited (intake.h has its invariants);
+ *   - a device error shows the source SOURCE_UNAVAILABLE on the board until
+ *     a read succeeds again, then the intake's own state is back;
+ *   - device errors and "nothing now" back off (backoff.h) on the board's
+ *     stop condition, which collector_free() signals, so a broken device
+ *     never spins and never delays shutdown by more than one source read
+ *     (~1 s).
+ * Threads: the sampling thread owns the source, the intake and the sample
+ * buffer; the board (collector-board.h) is what it shares with the loop
+ * thread: the stats it writes and the stop flag the loop sets.
+ * Secrets: raw samples are born in the secret_alloc()'d sample buffer by
+ * the source's read and erased there after each step, whatever the intake
+ * made of them; what they become is the intake's.
+ * Flow: source -> [collector: read, intake] -> store. */
 #include "collector.h"
-#include "conditioner.h"
-#include "secret.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#define COLLECTOR_CHUNK 4096U
-#define BACKOFF_MIN_MS 10U
-#define BACKOFF_MAX_MS 1000U
+#include "backoff.h"
+#include "capture.h"
+#include "intake.h"
+#include "secret.h"
 
-/* A finished block whose windows have not all closed yet. */
-typedef struct PendingBlock {
-        uint8_t data[CONDITIONER_BLOCK_SIZE];
-        uint64_t mbits;
-        uint64_t last;                 /* health's number of its last sample */
-} PendingBlock;
+_Static_assert(CAPTURE_CHUNK == COLLECTOR_CHUNK, "a capture reads what the collector reads");
 
 struct Collector {
         const SourceOps *ops;
         void *source;                  /* NULL when unavailable */
-        unsigned source_id;
-        Store *store;
-        CollectorWakeFn wake;
-        void *userdata;
+        Store *store;                  /* borrowed */
 
         /* Owned by whoever steps: the thread, or a test calling step. */
-        HealthTest health;
-        OnlineCheck online;
-        Conditioner *conditioner;
-        uint64_t epoch;                /* the store's, when the partial block began */
-        bool stale;                    /* this chunk was read before a purge */
+        Intake *intake;                /* NULL when unavailable */
         uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
-        PendingBlock *pending;         /* ring of pending_max, secret_alloc() */
-        size_t pending_max, pending_head, pending_n;
-        uint64_t settled;              /* health_settled() when last looked */
-        SourceState state_before_error;
 
         pthread_t thread;
         bool thread_started;
-
-        pthread_mutex_t lock;          /* guards everything below */
-        pthread_cond_t stop_changed;
-        bool stop;
-        CollectorStats stats;
+        CollectorBoard board;          /* shared with the loop thread */
 };
 
-static void collector_lock(Collector *c) {
-        if (pthread_mutex_lock(&c->lock) != 0)
-                abort();
-}
-
-static void collector_unlock(Collector *c) {
-        if (pthread_mutex_unlock(&c->lock) != 0)
-                abort();
-}
-
-static void collector_wake(Collector *c) {
-        if (c->wake)
-                c->wake(c->userdata);
-}
-
-static SourceState collector_state(Collector *c) {
-        SourceState s;
-
-        collector_lock(c);
-        s = c->stats.state;
-        collector_unlock(c);
-        return s;
-}
-
-/* Only the sampling thread sets a state, and it publishes the health
- * tests' counts with it: a failure is never seen before it is counted. */
-static void collector_set_state(Collector *c, SourceState s) {
-        bool changed;
-
-        collector_lock(c);
-        changed = c->stats.state != s;
-        c->stats.state = s;
-        c->stats.fail_rct = c->health.fail_rct;
-        c->stats.fail_apt = c->health.fail_apt;
-        collector_unlock(c);
-        if (changed)
-                collector_wake(c);
-}
-
 static void collector_set_running(Collector *c, bool running) {
-        collector_lock(c);
-        c->stats.running = running;
-        collector_unlock(c);
+        collector_board_lock(&c->board)->running = running;
+        collector_board_unlock(&c->board);
 }
 
 /* ---- one step ------------------------------------------------------- */
 
-/* A store_purge_all() (the machine was cloned or restored) makes every
- * sample read before it stale: the partial block and the waiting ones
- * start afresh. */
-static void collector_restart_block(Collector *c) {
-        conditioner_reset(c->conditioner);
-        sodium_memzero(c->pending, c->pending_max * sizeof(*c->pending));
-        c->pending_head = c->pending_n = 0;
-        c->epoch = store_epoch(c->store);
-}
-
-/* Conditions samples that all passed the health tests; the first is sample
- * number `number`. Finished blocks wait in the pending ring. Nothing of a
- * chunk read before a purge is absorbed. */
-static void collector_absorb(Collector *c, const uint8_t *p, size_t n, uint64_t number) {
-        uint32_t credit = c->stats.credit_mbits;
-
-        while (n > 0 && !c->stale) {
-                PendingBlock *b;
-                uint64_t mbits = 0;
-                bool ready = false;
-                size_t used;
-
-                /* The ring is sized for everything one window and one run
-                 * can hold (collector_new()); more is a broken invariant. */
-                if (c->pending_n == c->pending_max)
-                        abort();
-                b = &c->pending[(c->pending_head + c->pending_n) % c->pending_max];
-                used = conditioner_absorb(c->conditioner, p, n, credit, b->data, &mbits, &ready);
-                p += used;
-                n -= used;
-                number += used;
-                if (!ready)
-                        continue;
-                b->mbits = mbits;
-                b->last = number - 1;
-                c->pending_n++;
-        }
-}
-
-/* Moves the blocks whose windows all closed clean to the store, oldest
- * first. Returns 0, or -ESHUTDOWN once the store stopped. */
-static int collector_release(Collector *c) {
-        uint64_t settled = health_settled(&c->health);
-
-        c->settled = settled;
-        while (c->pending_n > 0) {
-                PendingBlock *b = &c->pending[c->pending_head];
-                uint64_t mbits = b->mbits;
-                int r;
-
-                if (b->last > settled)
-                        break;
-                r = store_put(c->store, b->data, mbits, c->source_id, c->epoch);
-                sodium_memzero(b, sizeof(*b));
-                c->pending_head = (c->pending_head + 1) % c->pending_max;
-                c->pending_n--;
-                if (r == -ESTALE) {
-                        /* The store was purged after these samples were
-                         * read: they, the waiting blocks and the rest of
-                         * the chunk go (the health tests still see them). */
-                        collector_restart_block(c);
-                        c->stale = true;
-                        return 0;
-                }
-                if (r == -ENOSPC)
-                        /* Nobody wants it now; the thread goes back to
-                         * waiting for demand after this step. */
-                        continue;
-                if (r < 0)
-                        return r;
-
-                collector_lock(c);
-                c->stats.blocks++;
-                c->stats.credited_mbits += mbits;
-                collector_unlock(c);
-                collector_wake(c);
-        }
-        return 0;
-}
-
-/* Fail closed: nothing conditioned, waiting or stored before the failure
- * survives. */
-static void collector_discard(Collector *c) {
-        conditioner_reset(c->conditioner);
-        sodium_memzero(c->pending, c->pending_max * sizeof(*c->pending));
-        c->pending_head = c->pending_n = 0;
-        store_purge(c->store, c->source_id);
-}
-
 static void collector_read_failed(Collector *c, int error) {
-        bool changed = false;
+        CollectorStats *st;
+        bool changed;
 
         /* "Nothing now" is normal for a non-blocking device or a contended
          * RDSEED: back off, but it is not a fault of the source. */
         if (error == -EAGAIN)
                 return;
 
-        collector_lock(c);
-        c->stats.read_errors++;
-        c->stats.last_error = error;
-        if (c->stats.state != SOURCE_UNAVAILABLE) {
-                c->state_before_error = c->stats.state;
-                c->stats.state = SOURCE_UNAVAILABLE;
-                changed = true;
-        }
-        collector_unlock(c);
+        st = collector_board_lock(&c->board);
+        st->read_errors++;
+        st->last_error = error;
+        changed = st->state != SOURCE_UNAVAILABLE;
+        st->state = SOURCE_UNAVAILABLE;
+        collector_board_unlock(&c->board);
         if (changed)
-                collector_wake(c);
+                collector_board_wake(&c->board);
 }
 
 static void collector_read_succeeded(Collector *c) {
-        bool changed = false;
+        CollectorStats *st = collector_board_lock(&c->board);
+        bool changed = st->state == SOURCE_UNAVAILABLE;
 
-        collector_lock(c);
-        if (c->stats.state == SOURCE_UNAVAILABLE) {
-                c->stats.state = c->state_before_error;
-                changed = true;
-        }
-        collector_unlock(c);
         if (changed)
-                collector_wake(c);
-}
-
-/* A window of the running check ended. Returns true when crediting
- * stops: the caller drops what it has not absorbed yet. The loop hears of
- * every window (once per 65,536 samples) with its figures already in the
- * stats, so a stopped source, which makes no blocks to wake it, is still
- * logged at once. A stop purges first, and publishes the window's figures
- * with the state they lead to: whoever sees the stop counted sees its
- * source failed and its blocks gone. */
-static bool collector_online_event(Collector *c, OnlineEvent e) {
-        SourceState was = c->stats.state;
-        bool stop = e == ONLINE_EVENT_STOP;
-
-        if (stop)
-                collector_discard(c);
-        collector_lock(c);
-        c->stats.online = c->online.stats;
-        if (stop)
-                c->stats.state = SOURCE_FAILED_ESTIMATE;
-        else if (e == ONLINE_EVENT_RESUME && was == SOURCE_FAILED_ESTIMATE)
-                c->stats.state = c->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY;
-        collector_unlock(c);
-        collector_wake(c);
-        return stop;
+                st->state = intake_state(c->intake);
+        collector_board_unlock(&c->board);
+        if (changed)
+                collector_board_wake(&c->board);
 }
 
 ssize_t collector_step(Collector *c, size_t max_samples) {
-        size_t n, start = 0, i;
-        uint64_t base;
+        size_t n;
         ssize_t got;
-        int r = 0;
+        int r;
 
         if (!c || max_samples == 0)
                 return -EINVAL;
-        if (!c->source || collector_state(c) == SOURCE_FAILED_PERMANENT)
+        if (!c->source || intake_state(c->intake) == SOURCE_FAILED_PERMANENT)
                 return -ENODEV;
 
-        /* The epoch before the read: a purge after it refuses the block. */
-        if (store_epoch(c->store) != c->epoch)
-                collector_restart_block(c);
-        c->stale = false;
+        intake_prepare(c->intake);
         n = MIN(max_samples, (size_t) COLLECTOR_CHUNK);
         got = c->ops->read(c->source, c->samples, n);
         if (got < 0) {
@@ -302,154 +106,42 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 abort();
         collector_read_succeeded(c);
 
-        /* samples[i] is health's sample number base + i + 1. */
-        base = c->health.samples;
-        for (i = 0; i < (size_t) got; i++) {
-                HealthVerdict v = health_feed(&c->health, c->samples[i]);
-                OnlineEvent e = online_feed(&c->online, c->samples[i]);
-
-                /* On a stop, the run so far belongs to the window that
-                 * failed: it is dropped unabsorbed (what was put is purged),
-                 * and from here on nothing is credited. */
-                if (e != ONLINE_EVENT_NONE && collector_online_event(c, e))
-                        start = i;
-                if (v == HEALTH_OK && !online_stopped(&c->online)) {
-                        if (c->stats.state != SOURCE_HEALTHY)
-                                collector_set_state(c, SOURCE_HEALTHY);
-                        /* Conditioning runs in stretches; a window or run
-                         * that closed ends one, so that what it vetted
-                         * leaves at once rather than a step later. */
-                        if (health_settled(&c->health) == c->settled)
-                                continue;
-                        collector_absorb(c, c->samples + start, i + 1 - start, base + start + 1);
-                        start = i + 1;
-                        r = collector_release(c);
-                        if (r < 0)
-                                break;
-                        continue;
-                }
-
-                /* Startup samples follow a failure or the start, and a
-                 * stopped running check followed its own discard: never a
-                 * stretch of creditable ones, so nothing to absorb. */
-                start = i + 1;
-                if (v == HEALTH_OK || v == HEALTH_STARTUP)
-                        continue;
-
-                if (health_verdict_permanent(v)) {
-                        collector_discard(c);
-                        collector_lock(c);
-                        if (v == HEALTH_PERMANENT_RCT)
-                                c->stats.permanent_rct = 1;
-                        else
-                                c->stats.permanent_apt = 1;
-                        collector_unlock(c);
-                        collector_set_state(c, SOURCE_FAILED_PERMANENT);
-                        break;
-                }
-
-                /* Intermittent: nothing is credited again until a new
-                 * startup test passed, so one purge per episode is enough.
-                 * A stopped running check is purged already and keeps the
-                 * state: it is what stands between the source and credit. */
-                if (c->stats.state != SOURCE_FAILED_INTERMITTENT && !online_stopped(&c->online)) {
-                        collector_discard(c);
-                        collector_set_state(c, SOURCE_FAILED_INTERMITTENT);
-                }
-        }
-        if (r == 0 && i == (size_t) got) {
-                collector_absorb(c, c->samples + start, i - start, base + start + 1);
-                r = collector_release(c);
-        }
-
+        r = intake_feed(c->intake, c->samples, (size_t) got);
         sodium_memzero(c->samples, (size_t) got);
-
-        collector_lock(c);
-        c->stats.samples += (uint64_t) got;
-        c->stats.pending_blocks = c->pending_n;
-        c->stats.fail_rct = c->health.fail_rct;
-        c->stats.fail_apt = c->health.fail_apt;
-        c->stats.online = c->online.stats;
-        collector_unlock(c);
-
         return r < 0 ? r : got;
 }
 
 /* ---- the thread ----------------------------------------------------- */
 
-static bool collector_stopping(Collector *c) {
-        bool stop;
-
-        collector_lock(c);
-        stop = c->stop;
-        collector_unlock(c);
-        return stop;
-}
-
-/* Sleeps ms unless asked to stop; returns true when stopping. */
-static bool collector_sleep(Collector *c, unsigned ms) {
-        struct timespec until;
-        bool stop;
-
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (long) (ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
-
-        collector_lock(c);
-        while (!c->stop) {
-                int r = pthread_cond_timedwait(&c->stop_changed, &c->lock, &until);
-
-                if (r == ETIMEDOUT)
-                        break;
-                if (r != 0)
-                        abort();
-        }
-        stop = c->stop;
-        collector_unlock(c);
-        return stop;
-}
-
-/* Whether the source has a health test to pass before it is credited
- * again: its startup test (at start, after a reload restarted it, after an
- * intermittent failure), or the running check's clean windows after a
- * stop. The sampling thread owns both states. */
-static bool collector_owes_test(const Collector *c) {
-        return c->health.startup_left > 0 || online_stopped(&c->online);
-}
-
 static void *collector_thread(void *userdata) {
         Collector *c = userdata;
-        unsigned backoff = 0;
+        Backoff backoff;
 
-        while (!collector_stopping(c)) {
+        /* A collector never gives up on its source: it waits, ever less
+         * often, until the device answers or it is stopped. */
+        backoff_init(&backoff, 0, USEC_INFINITY);
+        while (!collector_board_stopping(&c->board)) {
+                usec_t wait;
                 ssize_t r;
 
-                r = store_wait_for_demand(c->store, collector_owes_test(c));
+                r = store_wait_for_demand(c->store, intake_owes_test(c->intake));
                 if (r == -EINTR)
                         continue; /* kicked: check whether we are to stop */
-                if (r < 0 || collector_stopping(c))
+                if (r < 0 || collector_board_stopping(&c->board))
                         break;
 
                 collector_set_running(c, true);
                 r = collector_step(c, COLLECTOR_CHUNK);
                 collector_set_running(c, false);
 
-                if (collector_state(c) == SOURCE_FAILED_PERMANENT)
+                if (intake_state(c->intake) == SOURCE_FAILED_PERMANENT)
                         break;
-                if (r >= 0) {
-                        backoff = 0;
-                        continue;
-                }
                 /* The store is gone, or a file ended: nothing more to do. */
                 if (r == -ESHUTDOWN || r == -ENODATA)
                         break;
-
-                backoff = backoff == 0 ? BACKOFF_MIN_MS : MIN(backoff * 2, BACKOFF_MAX_MS);
-                if (collector_sleep(c, backoff))
+                if (backoff_next(&backoff, r, &wait) < 0)
+                        break;
+                if (wait > 0 && collector_board_sleep(&c->board, wait))
                         break;
         }
         return NULL;
@@ -457,103 +149,103 @@ static void *collector_thread(void *userdata) {
 
 /* ---- lifetime ------------------------------------------------------- */
 
+Collector *collector_free(Collector *c) {
+        if (!c)
+                return NULL;
+
+        if (c->thread_started) {
+                collector_board_stop(&c->board);
+                /* It may be waiting for demand that will not come. */
+                store_kick(c->store);
+                pthread_join(c->thread, NULL);
+        }
+
+        if (c->source)
+                c->ops->close(c->source);
+        intake_free(c->intake);
+        secret_free(c->samples);
+        collector_board_deinit(&c->board);
+        free(c);
+        return NULL;
+}
+
+DEFINE_FREEP(Collector, collector_free);
+
+/* A collector with its board made and nothing else: from here on
+ * collector_free() can take it apart. SOURCE_UNAVAILABLE until
+ * collector_open() says otherwise. */
+static int collector_alloc(const SourceOps *ops, Store *store, CollectorWakeFn wake, void *userdata,
+                           Collector **ret) {
+        _cleanup_free_ Collector *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c)
+                return -ENOMEM;
+        r = collector_board_init(&c->board, wake, userdata);
+        if (r < 0)
+                return r;
+        c->ops = ops;
+        c->store = store;
+        c->board.stats.state = SOURCE_UNAVAILABLE;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* An open that failed (its self-test too), or a source with nothing to
+ * credit: the collector stays, unavailable, so that status shows why. */
+static int collector_unavailable(Collector *c, int error) {
+        collector_board_lock(&c->board)->last_error = error;
+        collector_board_unlock(&c->board);
+        return 0;
+}
+
+/* Opens the source and its intake. 0 also when the source is unavailable;
+ * < 0 only when something could not be made (-ENOMEM). */
+static int collector_open(Collector *c, const SourceParams *params, uint32_t credit_mbits,
+                          unsigned source_id) {
+        SourceParams p = params ? *params : (SourceParams) { 0 };
+        SelftestResult selftest = { 0 };
+        void *source = NULL;
+        int r;
+
+        p.selftest = &selftest;
+        r = c->ops->open(&p, &source);
+        collector_board_lock(&c->board)->selftest = selftest;
+        collector_board_unlock(&c->board);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return collector_unavailable(c, r);
+
+        credit_mbits = MIN(credit_mbits, c->ops->max_credit(source));
+        if (credit_mbits == 0) {
+                /* Nothing to credit: the source must not feed the store. */
+                c->ops->close(source);
+                return collector_unavailable(c, -EPERM);
+        }
+        c->source = source;
+        return intake_new(credit_mbits, source_id, c->store, &c->board, &c->intake);
+}
+
 int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret) {
-        pthread_condattr_t attr;
-        SourceParams p;
-        Collector *c;
-        uint32_t max;
+        _cleanup_(collector_freep) Collector *c = NULL;
         int r;
 
         if (!ops || !store || !ret || credit_mbits == 0 || credit_mbits > CREDIT_MBITS_MAX)
                 return -EINVAL;
-
-        c = calloc(1, sizeof(*c));
-        if (!c)
-                return -ENOMEM;
-        c->ops = ops;
-        c->source_id = source_id;
-        c->store = store;
-        c->epoch = store_epoch(store);
-        c->wake = wake;
-        c->userdata = userdata;
-
-        if (pthread_mutex_init(&c->lock, NULL) != 0) {
-                free(c);
-                return -ENOMEM;
-        }
-        /* Backoff deadlines on the monotonic clock: a wall-clock step must
-         * neither stall a source nor make it spin. */
-        if (pthread_condattr_init(&attr) != 0 ||
-            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
-            pthread_cond_init(&c->stop_changed, &attr) != 0) {
-                pthread_mutex_destroy(&c->lock);
-                free(c);
-                return -ENOMEM;
-        }
-        pthread_condattr_destroy(&attr);
-
-        r = conditioner_new(&c->conditioner);
+        r = collector_alloc(ops, store, wake, userdata, &c);
         if (r < 0)
-                goto fail;
+                return r;
         c->samples = secret_alloc(COLLECTOR_CHUNK);
-        if (!c->samples) {
-                r = -ENOMEM;
-                goto fail;
-        }
-
-        c->stats.state = SOURCE_UNAVAILABLE;
-        p = params ? *params : (SourceParams) { 0 };
-        p.selftest = &c->stats.selftest;
-        r = ops->open(&p, &c->source);
-        if (r == -ENOMEM)
-                goto fail;
-        if (r < 0) {
-                c->source = NULL;
-                c->stats.last_error = r;
-                *ret = c;
-                return 0;
-        }
-
-        max = ops->max_credit(c->source);
-        credit_mbits = MIN(credit_mbits, max);
-        if (credit_mbits == 0) {
-                /* Nothing to credit: the source must not feed the store. */
-                ops->close(c->source);
-                c->source = NULL;
-                c->stats.last_error = -EPERM;
-                *ret = c;
-                return 0;
-        }
-
-        r = health_init(&c->health, credit_mbits);
+        if (!c->samples)
+                return -ENOMEM;
+        r = collector_open(c, params, credit_mbits, source_id);
         if (r < 0)
-                goto fail;
-        r = online_init(&c->online, credit_mbits);
-        if (r < 0)
-                goto fail;
-        c->stats.online = c->online.stats;
-        /* Unsettled samples: at most a window, or a run short of the RCT
-         * cutoff; every block but the first among them takes at least
-         * ceil(320000 / credit) samples. One more for the block being
-         * finished while the ring is looked at. */
-        c->pending_max = (size_t) MAX(c->health.intermittent.apt_window, c->health.intermittent.rct) *
-                                 credit_mbits / CONDITIONER_BLOCK_MBITS + 2;
-        c->pending = secret_alloc(c->pending_max * sizeof(*c->pending));
-        if (!c->pending) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        c->stats.credit_mbits = credit_mbits;
-        c->stats.state = SOURCE_STARTUP;
-
-        *ret = c;
+                return r;
+        *ret = TAKE_PTR(c);
         return 0;
-
-fail:
-        collector_free(c);
-        return r;
 }
 
 int collector_start(Collector *c) {
@@ -581,57 +273,12 @@ int collector_start(Collector *c) {
         return 0;
 }
 
-Collector *collector_free(Collector *c) {
-        if (!c)
-                return NULL;
-
-        if (c->thread_started) {
-                collector_lock(c);
-                c->stop = true;
-                if (pthread_cond_broadcast(&c->stop_changed) != 0)
-                        abort();
-                collector_unlock(c);
-                /* It may be waiting for demand that will not come. */
-                store_kick(c->store);
-                pthread_join(c->thread, NULL);
-        }
-
-        if (c->source)
-                c->ops->close(c->source);
-        conditioner_free(c->conditioner);
-        secret_free(c->samples);
-        secret_free(c->pending);
-        sodium_memzero(&c->health, sizeof(c->health));
-        sodium_memzero(&c->online, sizeof(c->online));
-        pthread_cond_destroy(&c->stop_changed);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-        return NULL;
-}
-
 /* ---- status --------------------------------------------------------- */
 
 void collector_get_stats(Collector *c, CollectorStats *ret) {
-        collector_lock(c);
-        *ret = c->stats;
-        collector_unlock(c);
+        collector_board_get(&c->board, ret);
 }
 
 const char *collector_name(const Collector *c) {
         return c->ops->name;
-}
-
-const char *source_state_to_string(SourceState s) {
-        static const char *const table[_SOURCE_STATE_MAX] = {
-                [SOURCE_STARTUP] = "startup",
-                [SOURCE_HEALTHY] = "healthy",
-                [SOURCE_FAILED_INTERMITTENT] = "failed-intermittent",
-                [SOURCE_FAILED_PERMANENT] = "failed-permanent",
-                [SOURCE_UNAVAILABLE] = "unavailable",
-                [SOURCE_FAILED_ESTIMATE] = "failed-estimate",
-        };
-
-        if ((unsigned) s >= _SOURCE_STATE_MAX)
-                return NULL;
-        return table[s];
 }

@@ -9,7 +9,7 @@
  * Secrets: the hash state is born in conditioner_new() in secret_alloc()
  * memory and erased on every block, reset and free; the finished block goes
  * straight to the caller's buffer.
- * Flow: health -> [conditioner] -> store. */
+ * Flow: health -> [conditioner] -> pending -> store (intake.h). */
 #include "conditioner.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  * A block is SHA-256(domain || samples...) over samples whose credits add up to
  * at least CONDITIONER_BLOCK_MBITS (320 bits = 256 + 64). The hash state is a
  * secret: it lives in sodium_malloc'd memory and is erased on finish, reset and
- * free. Flow: health -> [conditioner] -> store. */
+ * free. Flow: health -> [conditioner] -> pending -> store (intake.h). */
 #pragma once
 
 #include <stdbool.h>

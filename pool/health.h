@@ -15,7 +15,7 @@
  * failure condemns its whole window, an RCT failure the whole run. So a
  * sample is settled only once every window and run that holds it has closed
  * without failing; health_settled() says up to which sample that is, and the
- * collector keeps blocks out of the store until then (fail closed).
+ * intake (intake.h) holds blocks out of the store until then (fail closed).
  * Flow: source -> [health] -> conditioner. Plain data, no secrets. */
 #pragma once
 

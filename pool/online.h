@@ -10,9 +10,9 @@
  *     min-entropy 2 x credit allows (beyond a doubt of 2^ONLINE_ALPHA_LOG2,
  *     the exact binomial cutoff) is FLAGGED;
  *   - ONLINE_STOP_WINDOWS flagged windows in a row, or one window beyond
- *     what the credit itself allows, STOP crediting: the collector throws
- *     away its partial block and purges the source's unserved blocks, as
- *     on a health failure, and credits nothing until
+ *     what the credit itself allows, STOP crediting: the intake throws
+ *     away its partial and held blocks and purges the source's unserved
+ *     blocks, as on a health failure, and credits nothing until
  *   - ONLINE_RECOVER_WINDOWS windows in a row of samples read since the
  *     stop are unflagged: then it RESUMES.
  * False alarms (samples independent): a source whose most common value has

@@ -15,14 +15,19 @@
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
 #include "util/cleanup.h"
+#include "util/time-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* The longest a FIFO's read waits for data. */
+#define FILE_FIFO_WAIT_USEC USEC_PER_SEC
 
 typedef struct FileSource {
         int fd;
@@ -61,8 +66,8 @@ static int file_open(const SourceParams *p, void **ret_state) {
 }
 
 static void file_pace(const FileSource *f, size_t n) {
-        uint64_t ns = (uint64_t) n * 1000000000U / f->rate;
-        struct timespec ts = { .tv_sec = (time_t) (ns / 1000000000U), .tv_nsec = (long) (ns % 1000000000U) };
+        /* Rounded up, so that the output never exceeds the rate. */
+        struct timespec ts = usec_to_timespec(((usec_t) n * USEC_PER_SEC + f->rate - 1) / f->rate);
 
         while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
                 ;
@@ -73,7 +78,7 @@ static ssize_t file_read_once(FileSource *f, uint8_t *buf, size_t n) {
         ssize_t r;
 
         /* Linux reports no POLLHUP on a FIFO before its first writer. */
-        if (f->fifo && poll(&pfd, 1, 1000) == 0)
+        if (f->fifo && poll(&pfd, 1, (int) (FILE_FIFO_WAIT_USEC / USEC_PER_MSEC)) == 0)
                 return -EAGAIN;
         do
                 r = read(f->fd, buf, n);
@@ -128,8 +133,17 @@ static void file_close(void *state) {
 
 const SourceOps source_file = {
         .name = "file",
-        /* Replayed data has no credit of its own: tests and audits set one. */
-        .default_credit = 0,
+        .help = "raw samples replayed from a file or FIFO (tests, captures)",
+        .credit = SOURCE_CREDIT_MEASURED,
+        /* Replayed data has no credit of its own: tests and audits set one,
+         * and enabled without one it could only mislead. */
+        .credit_required = true,
+        .defaults = { .enable = false, .credit_cap_mbits = 8000 },
+        .keys = {
+                { "path", SOURCE_KEY_PATH_NONE, offsetof(SourceParams, path), 0, 0 },
+                { "loop", SOURCE_KEY_BOOL, offsetof(SourceParams, loop), 0, 0 },
+                { "rate", SOURCE_KEY_U64, offsetof(SourceParams, rate), 0, 1000000000 },
+        },
         .open = file_open,
         .read = file_read,
         .max_credit = file_max_credit,

@@ -15,18 +15,20 @@
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
 #include "util/cleanup.h"
+#include "util/time-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define HWRNG_PATH "/dev/hwrng"
 #define HWRNG_SYSFS "/sys/class/misc/hw_random"
-#define HWRNG_POLL_MS 1000
+#define HWRNG_POLL_USEC USEC_PER_SEC
 #define HWRNG_QUALITY_MAX 1024U
 
 typedef struct Hwrng {
@@ -101,7 +103,7 @@ static ssize_t hwrng_read(void *state, uint8_t *buf, size_t n) {
 
         if (n == 0)
                 return -EINVAL;
-        r = poll(&pfd, 1, HWRNG_POLL_MS);
+        r = poll(&pfd, 1, (int) (HWRNG_POLL_USEC / USEC_PER_MSEC));
         if (r < 0)
                 return errno == EINTR ? -EAGAIN : -errno;
         if (r == 0)
@@ -135,8 +137,13 @@ static void hwrng_close(void *state) {
 
 const SourceOps source_hwrng = {
         .name = "hwrng",
-        /* Nothing is credited without the driver's own claim (max_credit). */
-        .default_credit = 8000,
+        .help = "the kernel's hardware RNG, /dev/hwrng",
+        .credit = SOURCE_CREDIT_FIXED,
+        /* The credit is a cap on the driver's own claim (max_credit). */
+        .defaults = { .enable = true, .credit_mbits = 4000, .params = { .path = HWRNG_PATH } },
+        .keys = {
+                { "path", SOURCE_KEY_PATH, offsetof(SourceParams, path), 0, 0 },
+        },
         .open = hwrng_open,
         .read = hwrng_read,
         .max_credit = hwrng_max_credit,

@@ -1,6 +1,6 @@
 /* source-kernel.c - the kernel's getrandom() as a source.
  *
- * Never credited (default_credit 0, max_credit 0): its output is already
+ * Never credited (SOURCE_CREDIT_NEVER, max_credit 0): its output is already
  * conditioned by a CRNG whose entropy we cannot verify, so it only enters CRNG
  * seeds as defence in depth. GRND_NONBLOCK keeps read() from waiting for the
  * kernel's own seeding at early boot (the contract says reads return within
@@ -47,7 +47,9 @@ static void kernel_close(void *state) {
 
 const SourceOps source_kernel = {
         .name = "kernel",
-        .default_credit = 0,
+        .help = "getrandom(), mixed into CRNG seeds, never credited",
+        .credit = SOURCE_CREDIT_NEVER,
+        .defaults = { .enable = true },
         .open = kernel_open,
         .read = kernel_read,
         .max_credit = kernel_max_credit,

@@ -160,7 +160,10 @@ static void rdseed_close(void *state) {
 
 const SourceOps source_rdseed = {
         .name = "rdseed",
-        .default_credit = 250,
+        .help = "x86 RDSEED, detected at run time",
+        .credit = SOURCE_CREDIT_FIXED,
+        .defaults = { .enable = true, .credit_mbits = 250 },
+        .absent = "this CPU has no RDSEED",
         .open = rdseed_open,
         .read = rdseed_read,
         .max_credit = rdseed_max_credit,

@@ -1,21 +1,16 @@
-/* source.c - the table of noise sources and lookup by name.
- *
- * The order of source_all[] is the order status and the configuration list
- * them: credited hardware-independent first, then hardware, then the
- * never-credited and test-only sources.
+/* source.c - the table of noise sources (source.h's SOURCE_TABLE) and
+ * lookup by name. Each row lives in its source's file.
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
 
 #include <string.h>
 
+#define SOURCE_ROW_(ID, name) &source_##name,
 const SourceOps *const source_all[] = {
-        &source_jitter,
-        &source_rdseed,
-        &source_hwrng,
-        &source_kernel,
-        &source_file,
+        SOURCE_TABLE(SOURCE_ROW_)
         NULL,
 };
+#undef SOURCE_ROW_
 
 const SourceOps *source_lookup(const char *name) {
         if (!name)

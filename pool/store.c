@@ -9,9 +9,10 @@
  * x 0.8 holds by construction; store_take() re-checks it and abort()s.
  * One mutex guards everything; one condition variable wakes collectors
  * when demand may have appeared (take, purge, set_demand, shutdown).
- * Secrets: blocks are born in store_put() (copied from the collector) and
+ * Secrets: blocks are born in store_put() (copied from the intake) and
  * erased in store_take(), store_purge(), store_purge_all() and store_free().
- * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
+ * Flow: intake (conditioner, pending) -> [store] -> CUSE readers / CRNG
+ * seeds. */
 #include "store.h"
 
 #include <errno.h>
@@ -88,8 +89,22 @@ static void store_update_refilling(Store *s) {
                 s->refilling = false;
 }
 
+/* A Store with its lock and condition made and nothing else, which
+ * store_free() can take apart; NULL without memory. */
+static Store *store_alloc(void) {
+        _cleanup_free_ Store *s = calloc(1, sizeof(*s));
+
+        if (!s || pthread_mutex_init(&s->lock, NULL) != 0)
+                return NULL;
+        if (pthread_cond_init(&s->demand_changed, NULL) != 0) {
+                pthread_mutex_destroy(&s->lock);
+                return NULL;
+        }
+        return TAKE_PTR(s);
+}
+
 int store_new(size_t capacity, size_t low_water, Store **ret) {
-        Store *s;
+        _cleanup_(store_freep) Store *s = NULL;
 
         if (!ret || capacity == 0 || low_water >= capacity ||
             capacity > SIZE_MAX / sizeof(StoreBlock))
@@ -97,30 +112,17 @@ int store_new(size_t capacity, size_t low_water, Store **ret) {
         if (sodium_init() < 0)
                 return -EIO;
 
-        s = calloc(1, sizeof(*s));
+        s = store_alloc();
         if (!s)
                 return -ENOMEM;
         s->ring = secret_alloc(capacity * sizeof(StoreBlock));
-        if (!s->ring) {
-                free(s);
+        if (!s->ring)
                 return -ENOMEM;
-        }
-        if (pthread_mutex_init(&s->lock, NULL) != 0) {
-                secret_free(s->ring);
-                free(s);
-                return -ENOMEM;
-        }
-        if (pthread_cond_init(&s->demand_changed, NULL) != 0) {
-                pthread_mutex_destroy(&s->lock);
-                secret_free(s->ring);
-                free(s);
-                return -ENOMEM;
-        }
         s->capacity = capacity;
         s->low_water = low_water;
         s->refilling = true;
 
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 

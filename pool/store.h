@@ -11,12 +11,15 @@
  *
  * Thread-safety: collectors (source threads) put and wait for demand; the
  * loop thread takes, purges and sets demand. One mutex guards all of it.
- * Flow: conditioner -> [store] -> CUSE readers / CRNG seeds. */
+ * Flow: intake (conditioner, pending) -> [store] -> CUSE readers / CRNG
+ * seeds. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/cleanup.h"
 
 #define STORE_BLOCK_SIZE 32U
 
@@ -40,6 +43,7 @@ typedef struct StoreStats {
 int store_new(size_t capacity, size_t low_water, Store **ret);
 /* Wakes waiting collectors with "stopped" first; takes NULL; returns NULL. */
 Store *store_free(Store *s);
+DEFINE_FREEP(Store, store_free);
 
 /* Adds a block produced by source_id with its credit (>= 320000 mbits, else
  * -EINVAL). epoch is store_epoch() as read before the first sample of the

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,6 @@ static size_t min_size(size_t a, size_t b) {
 }
 
 /* ---- names ----------------------------------------------------------------- */
-
-static const char *const command_names[_CTL_COMMAND_MAX] = {
-        [CTL_COMMAND_STATUS] = "status",
-        [CTL_COMMAND_RESEED] = "reseed",
-        [CTL_COMMAND_RAW] = "raw",
-};
 
 static const struct {
         const char *name;
@@ -48,10 +43,6 @@ static const char *const reply_names[_CTL_REPLY_KIND_MAX] = {
         [CTL_REPLY_START] = "start",
         [CTL_REPLY_DATA] = "data",
 };
-
-const char *ctl_command_to_string(CtlCommand c) {
-        return (unsigned) c < _CTL_COMMAND_MAX ? command_names[c] : NULL;
-}
 
 const char *ctl_error_to_string(CtlError e) {
         return (unsigned) e < _CTL_ERROR_MAX ? errors[e].name : NULL;
@@ -77,7 +68,7 @@ int ctl_error_to_errno(CtlError e) {
         return (unsigned) e < _CTL_ERROR_MAX ? -errors[e].errnum : -EIO;
 }
 
-/* ---- requests ---------------------------------------------------------------- */
+/* ---- arguments ---------------------------------------------------------------- */
 
 static bool valid_source_name(const char *s, size_t n) {
         if (n == 0 || n > CTL_SOURCE_NAME_MAX)
@@ -107,29 +98,82 @@ static int parse_decimal(const char *s, size_t n, uint64_t min, uint64_t max, ui
         return 0;
 }
 
+/* Where a request keeps the value of an argument (CtlArg.field). */
+static char *arg_name(CtlRequest *req, const CtlArg *a) {
+        return (char *) req + a->field;
+}
+
+static uint64_t *arg_number(CtlRequest *req, const CtlArg *a) {
+        return (uint64_t *) (void *) ((char *) req + a->field);
+}
+
+/* Whether the value a request holds for a is one the wire may carry. */
+static bool arg_valid(const CtlRequest *req, const CtlArg *a) {
+        const char *name = (const char *) req + a->field;
+        const uint64_t *v = (const uint64_t *) (const void *) name;
+
+        if (a->kind == CTL_ARG_NAME)
+                return valid_source_name(name, strnlen(name, CTL_SOURCE_NAME_MAX + 1));
+        return *v >= a->min && *v <= a->max;
+}
+
+/* Stores the n bytes of value s into req; -EINVAL when it is not one. */
+static int arg_store(CtlRequest *req, const CtlArg *a, const char *s, size_t n) {
+        if (a->kind == CTL_ARG_NUMBER)
+                return parse_decimal(s, n, a->min, a->max, arg_number(req, a)) < 0 ? -EINVAL : 0;
+        if (!valid_source_name(s, n))
+                return -EINVAL;
+        memcpy(arg_name(req, a), s, n);
+        arg_name(req, a)[n] = '\0';
+        return 0;
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+void ctl_request_init(CtlRequest *req, const CtlCommand *command) {
+        *req = (CtlRequest){ .command = command };
+        for (const CtlArg *a = ctl_args; a->key; a++)
+                if (a->kind == CTL_ARG_NUMBER)
+                        *arg_number(req, a) = a->fallback;
+}
+
 ssize_t ctl_request_format(const CtlRequest *req, char *buf, size_t size) {
+        const CtlCommandArg *args;
+        size_t k;
         int n;
 
-        if (!req || (unsigned) req->command >= _CTL_COMMAND_MAX)
+        if (!req || !ctl_command_valid(req->command))
                 return -EINVAL;
-        if (req->command == CTL_COMMAND_RAW) {
-                if (!valid_source_name(req->source, strnlen(req->source, sizeof(req->source))) ||
-                    req->samples < 1 || req->samples > CTL_RAW_SAMPLES_MAX || req->rows < 1 ||
-                    req->rows > CTL_RAW_ROWS_MAX)
+        args = req->command->args;
+        for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && args[i].arg; i++)
+                if (!arg_valid(req, args[i].arg))
                         return -EINVAL;
-                n = snprintf(buf, size, "%s/%d raw source=%s samples=%" PRIu64 " rows=%" PRIu32, CTL_PROTOCOL,
-                             CTL_PROTOCOL_VERSION, req->source, req->samples, req->rows);
-        } else
-                n = snprintf(buf, size, "%s/%d %s", CTL_PROTOCOL, CTL_PROTOCOL_VERSION,
-                             command_names[req->command]);
+        n = snprintf(buf, size, "%s/%d %s", CTL_PROTOCOL, CTL_PROTOCOL_VERSION, req->command->name);
+        for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && args[i].arg && n >= 0 && (size_t) n < size; i++) {
+                const CtlArg *a = args[i].arg;
+                const char *s = (const char *) req + a->field;
+
+                k = (size_t) n;
+                if (a->kind == CTL_ARG_NAME)
+                        n = snprintf(buf + k, size - k, " %s=%s", a->key, s);
+                else
+                        n = snprintf(buf + k, size - k, " %s=%" PRIu64, a->key, *(const uint64_t *) (const void *) s);
+                n = n < 0 ? n : (int) k + n;
+        }
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         return n;
 }
 
-static int request_fail(int r, const char *reason, const char **ret_reason) {
-        if (ret_reason)
-                *ret_reason = reason;
+static int reject(int r, char *reason, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int reject(int r, char *reason, size_t size, const char *fmt, ...) {
+        va_list ap;
+
+        if (reason && size > 0) {
+                va_start(ap, fmt);
+                vsnprintf(reason, size, fmt, ap);
+                va_end(ap);
+        }
         return r;
 }
 
@@ -149,82 +193,93 @@ static bool next_token(const char **p, const char *end, const char **ret, size_t
         return true;
 }
 
-int ctl_request_parse(const void *msg, size_t size, CtlRequest *ret, const char **ret_reason) {
+/* One key=value token of a request for req->command; *seen has a bit per
+ * argument of the command given so far. */
+static int parse_argument(CtlRequest *req, const char *tok, size_t n, unsigned *seen, char *reason, size_t size) {
+        const CtlCommandArg *args = req->command->args;
+        const char *eq = memchr(tok, '=', n);
+        size_t kn, i;
+
+        if (n == 0)
+                return reject(-EBADMSG, reason, size, "empty argument (two spaces?)");
+        if (!args[0].arg)
+                return reject(-EBADMSG, reason, size, "this command takes no arguments");
+        if (!eq)
+                return reject(-EBADMSG, reason, size, "argument is not key=value");
+        kn = (size_t) (eq - tok);
+        for (i = 0; i < CTL_COMMAND_ARGS_MAX && args[i].arg; i++)
+                if (strlen(args[i].arg->key) == kn && memcmp(args[i].arg->key, tok, kn) == 0)
+                        break;
+        if (i == CTL_COMMAND_ARGS_MAX || !args[i].arg)
+                return reject(-EBADMSG, reason, size, "unknown argument");
+        if (*seen & (1U << i))
+                return reject(-EBADMSG, reason, size, "duplicate %s=", args[i].arg->key);
+        if (arg_store(req, args[i].arg, eq + 1, n - kn - 1) < 0) {
+                if (args[i].arg->kind == CTL_ARG_NAME)
+                        return reject(-EBADMSG, reason, size, "invalid %s name", args[i].arg->key);
+                return reject(-EBADMSG, reason, size, "%s must be in [%" PRIu64 ", %" PRIu64 "]", args[i].arg->key,
+                              args[i].arg->min, args[i].arg->max);
+        }
+        *seen |= 1U << i;
+        return 0;
+}
+
+/* The protocol and its version, the first token. */
+static int parse_header(const char **p, const char *end, char *reason, size_t size) {
         static const char prefix[] = CTL_PROTOCOL "/";
-        const char *s = msg, *end, *p, *tok;
-        CtlRequest req = { .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1 };
-        bool seen_source = false, seen_samples = false, seen_rows = false;
+        const char *tok;
         uint64_t v;
         size_t n;
 
+        if (!next_token(p, end, &tok, &n) || n < sizeof(prefix) - 1 || memcmp(tok, prefix, sizeof(prefix) - 1) != 0)
+                return reject(-EBADMSG, reason, size, "not a " CTL_PROTOCOL " request");
+        if (parse_decimal(tok + sizeof(prefix) - 1, n - (sizeof(prefix) - 1), 0, UINT32_MAX, &v) < 0)
+                return reject(-EBADMSG, reason, size, "malformed protocol version");
+        if (v != CTL_PROTOCOL_VERSION)
+                return reject(-EPROTONOSUPPORT, reason, size, "unsupported protocol version (this daemon speaks 1)");
+        return 0;
+}
+
+int ctl_request_parse(const void *msg, size_t size, CtlRequest *ret, char *reason, size_t reason_size) {
+        const char *s = msg, *end, *p, *tok;
+        const CtlCommandArg *args;
+        unsigned seen = 0;
+        CtlRequest req;
+        size_t n;
+        int r;
+
         if (size > CTL_REQUEST_MAX)
-                return request_fail(-EMSGSIZE, "request too large", ret_reason);
+                return reject(-EMSGSIZE, reason, reason_size, "request too large");
         if (size > 0 && s[size - 1] == '\n')
                 size--;
         if (size == 0)
-                return request_fail(-EBADMSG, "empty request", ret_reason);
+                return reject(-EBADMSG, reason, reason_size, "empty request");
         for (size_t i = 0; i < size; i++)
                 if ((unsigned char) s[i] < 0x20 || (unsigned char) s[i] > 0x7e)
-                        return request_fail(-EBADMSG, "request is not printable ASCII on one line", ret_reason);
+                        return reject(-EBADMSG, reason, reason_size, "request is not printable ASCII on one line");
         end = s + size;
         p = s;
 
-        if (!next_token(&p, end, &tok, &n) || n < sizeof(prefix) - 1 || memcmp(tok, prefix, sizeof(prefix) - 1) != 0)
-                return request_fail(-EBADMSG, "not a " CTL_PROTOCOL " request", ret_reason);
-        if (parse_decimal(tok + sizeof(prefix) - 1, n - (sizeof(prefix) - 1), 0, UINT32_MAX, &v) < 0)
-                return request_fail(-EBADMSG, "malformed protocol version", ret_reason);
-        if (v != CTL_PROTOCOL_VERSION)
-                return request_fail(-EPROTONOSUPPORT, "unsupported protocol version (this daemon speaks 1)",
-                                    ret_reason);
-
+        r = parse_header(&p, end, reason, reason_size);
+        if (r < 0)
+                return r;
         if (!next_token(&p, end, &tok, &n) || n == 0)
-                return request_fail(-EBADMSG, "missing command", ret_reason);
-        for (req.command = 0; req.command < _CTL_COMMAND_MAX; req.command++)
-                if (strlen(command_names[req.command]) == n && memcmp(command_names[req.command], tok, n) == 0)
-                        break;
-        if (req.command == _CTL_COMMAND_MAX)
-                return request_fail(-EBADMSG, "unknown command", ret_reason);
-
+                return reject(-EBADMSG, reason, reason_size, "missing command");
+        ctl_request_init(&req, ctl_command_lookup(tok, n));
+        if (!req.command)
+                return reject(-EBADMSG, reason, reason_size, "unknown command");
         while (next_token(&p, end, &tok, &n)) {
-                const char *eq = memchr(tok, '=', n);
-                size_t kn, vn;
-
-                if (n == 0)
-                        return request_fail(-EBADMSG, "empty argument (two spaces?)", ret_reason);
-                if (req.command != CTL_COMMAND_RAW)
-                        return request_fail(-EBADMSG, "this command takes no arguments", ret_reason);
-                if (!eq)
-                        return request_fail(-EBADMSG, "argument is not key=value", ret_reason);
-                kn = (size_t) (eq - tok);
-                vn = n - kn - 1;
-                if (kn == 6 && memcmp(tok, "source", 6) == 0) {
-                        if (seen_source)
-                                return request_fail(-EBADMSG, "duplicate source=", ret_reason);
-                        if (!valid_source_name(eq + 1, vn))
-                                return request_fail(-EBADMSG, "invalid source name", ret_reason);
-                        memcpy(req.source, eq + 1, vn);
-                        req.source[vn] = '\0';
-                        seen_source = true;
-                } else if (kn == 7 && memcmp(tok, "samples", 7) == 0) {
-                        if (seen_samples)
-                                return request_fail(-EBADMSG, "duplicate samples=", ret_reason);
-                        if (parse_decimal(eq + 1, vn, 1, CTL_RAW_SAMPLES_MAX, &req.samples) < 0)
-                                return request_fail(-EBADMSG, "samples must be in [1, 1000000000]", ret_reason);
-                        seen_samples = true;
-                } else if (kn == 4 && memcmp(tok, "rows", 4) == 0) {
-                        if (seen_rows)
-                                return request_fail(-EBADMSG, "duplicate rows=", ret_reason);
-                        if (parse_decimal(eq + 1, vn, 1, CTL_RAW_ROWS_MAX, &v) < 0)
-                                return request_fail(-EBADMSG, "rows must be in [1, 1000000]", ret_reason);
-                        req.rows = (uint32_t) v;
-                        seen_rows = true;
-                } else
-                        return request_fail(-EBADMSG, "unknown argument", ret_reason);
+                r = parse_argument(&req, tok, n, &seen, reason, reason_size);
+                if (r < 0)
+                        return r;
         }
-        if (req.command == CTL_COMMAND_RAW && !seen_source)
-                return request_fail(-EBADMSG, "raw needs source=NAME", ret_reason);
+        args = req.command->args;
+        for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && args[i].arg; i++)
+                if (args[i].required && !(seen & (1U << i)))
+                        return reject(-EBADMSG, reason, reason_size, "%s needs %s=%s", req.command->name,
+                                      args[i].arg->key, args[i].arg->kind == CTL_ARG_NAME ? "NAME" : "N");
         if (end > s && end[-1] == ' ')
-                return request_fail(-EBADMSG, "trailing space", ret_reason);
+                return reject(-EBADMSG, reason, reason_size, "trailing space");
 
         *ret = req;
         return 0;

@@ -6,7 +6,8 @@
  * size alone and never has to reassemble a stream.
  *
  *   request  "truerandom-control/1" SP verb *(SP key "=" value) [LF]
- *            at most CTL_REQUEST_MAX bytes, printable ASCII tokens
+ *            at most CTL_REQUEST_MAX bytes, printable ASCII tokens; the
+ *            verbs and their keys are ctlcommand.h's table:
  *              status
  *              reseed
  *              raw source=NAME [samples=N] [rows=R]
@@ -21,7 +22,7 @@
  * SP 800-90B's restart test (ea_restart) reads.
  *
  * This module is the wire format only; the status payload is read by
- * ctlstatus.h and shown by ctlrender.h. Pure functions, no I/O.
+ * ctlstatus.h and shown by ctl/render.h. Pure functions, no I/O.
  * Flow: truerandomctl -> [ctlproto] -> socket -> control -> daemon. */
 #pragma once
 
@@ -29,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "ctlcommand.h"
 
 #define CTL_PROTOCOL "truerandom-control"
 #define CTL_PROTOCOL_VERSION 1
@@ -47,18 +50,14 @@
 #define CTL_RESTART_ROWS 1000U
 #define CTL_RESTART_SAMPLES 1000U
 
-typedef enum CtlCommand {
-        CTL_COMMAND_STATUS,
-        CTL_COMMAND_RESEED,
-        CTL_COMMAND_RAW,
-        _CTL_COMMAND_MAX,
-} CtlCommand;
-
+/* A request: its command (a row of ctl_commands[]) and the values of the
+ * arguments (ctl_args[]): those the request did not give hold their
+ * fallback. */
 typedef struct CtlRequest {
-        CtlCommand command;
+        const CtlCommand *command;
         char source[CTL_SOURCE_NAME_MAX + 1]; /* raw */
         uint64_t samples;                     /* raw: per row, 1..CTL_RAW_SAMPLES_MAX */
-        uint32_t rows;                        /* raw: 1 = one stream; more = restarts */
+        uint64_t rows;                        /* raw: 1 = one stream; more = restarts */
 } CtlRequest;
 
 /* The error codes of "error" replies, and the errno each stands for. */
@@ -93,21 +92,29 @@ typedef struct CtlReply {
         uint32_t rows;                /* start */
 } CtlReply;
 
-const char *ctl_command_to_string(CtlCommand c);
 const char *ctl_error_to_string(CtlError e);
 /* Unknown codes (a newer daemon) read as CTL_ERROR_FAILED: the text still says why. */
 CtlError ctl_error_from_string(const char *s, size_t n);
 CtlError ctl_error_from_errno(int r);
 int ctl_error_to_errno(CtlError e);
 
-/* Writes the request packet into buf; returns its length or -EINVAL (bad
- * fields), -ENOBUFS (buf too small). */
+/* A request for command (NULL: none yet) with every argument at its
+ * fallback. */
+void ctl_request_init(CtlRequest *req, const CtlCommand *command);
+
+/* Writes the request packet into buf, every argument of its command in
+ * the table's order; returns its length or -EINVAL (no such command, a
+ * value out of its bounds), -ENOBUFS (buf too small). */
 ssize_t ctl_request_format(const CtlRequest *req, char *buf, size_t size);
+
+/* Why a request was refused: what the daemon's "error" reply says. */
+#define CTL_REASON_MAX 64U
 
 /* Parses one request packet. Returns 0, or -EMSGSIZE (over CTL_REQUEST_MAX),
  * -EPROTONOSUPPORT (another protocol version), -EBADMSG (anything else
- * malformed). On error *ret_reason (if not NULL) gets a static text saying why. */
-int ctl_request_parse(const void *msg, size_t size, CtlRequest *ret, const char **ret_reason);
+ * malformed). On error reason (if not NULL) gets a text saying why, cut to
+ * reason_size bytes (CTL_REASON_MAX hold every one). */
+int ctl_request_parse(const void *msg, size_t size, CtlRequest *ret, char *reason, size_t reason_size);
 
 /* Reply packets into buf; return the length, or -ENOBUFS. */
 ssize_t ctl_reply_format(CtlReplyKind kind, const void *payload, size_t n, void *buf, size_t size);

@@ -4,7 +4,7 @@
  * the document must be exactly one object with a version, nothing may
  * follow it, and every field read is checked for its type, because the
  * peer may be a newer (or hostile) daemon.
- * Flow: socket -> [ctlstatus] -> ctlrender. */
+ * Flow: socket -> [ctlstatus] -> ctl/render. */
 #include "ctlstatus.h"
 
 #include <errno.h>

@@ -6,8 +6,8 @@
  * here, both through json-c. This module owns the reading: a strict parse
  * of bytes a peer chose, typed look-ups that treat a missing or mistyped
  * field as absent, and the verdict monitoring acts on (ctl_status_health()).
- * Renderers (ctlrender.h) only ever read through these look-ups.
- * Flow: daemon -> status.c -> socket -> [ctlstatus] -> ctlrender -> stdout. */
+ * Renderers (ctl/render.h) only ever read through these look-ups.
+ * Flow: daemon -> status.c -> socket -> [ctlstatus] -> ctl/render -> stdout. */
 #pragma once
 
 #include <json-c/json.h>

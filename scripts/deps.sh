@@ -7,11 +7,12 @@
 set -eu
 
 pkgs="meson ninja-build pkg-config gcc libc6-dev libsodium-dev libfuse3-dev
-libsystemd-dev libinih-dev libjson-c-dev libcmocka-dev libdivsufsort-dev python3 python3-prometheus-client"
+libsystemd-dev libinih-dev libjson-c-dev libcmocka-dev libdivsufsort-dev libarchive-dev python3 python3-prometheus-client
+libssl-dev openssl"
 case "${1:-}" in
 --vm) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc" ;;
 --all) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc
-clang libclang-rt-14-dev valgrind scdoc debhelper dpkg-dev fakeroot systemd udev" ;;
+clang libclang-rt-14-dev valgrind scdoc debhelper dpkg-dev fakeroot systemd udev stress-ng" ;;
 esac
 
 missing=""

@@ -24,10 +24,16 @@ if [ ! -c /dev/cuse ]; then
         exec scripts/vm-demo.sh build
 fi
 
-getent group truerandom >/dev/null || groupadd --system truerandom
-# The daemon becomes this user once set up ([daemon] user).
-getent passwd truerandomd >/dev/null ||
-        useradd --system --user-group --no-create-home --home-dir / --shell /usr/sbin/nologin truerandomd
+# The group truerandom, and the user the daemon becomes once set up
+# ([daemon] user): from the package's own sysusers.d file, as meson install
+# and the .deb make them.
+if command -v systemd-sysusers >/dev/null 2>&1; then
+        systemd-sysusers systemd/truerandom.sysusers
+else
+        getent group truerandom >/dev/null || groupadd --system truerandom
+        getent passwd truerandomd >/dev/null ||
+                useradd --system --user-group --no-create-home --home-dir / --shell /usr/sbin/nologin truerandomd
+fi
 conf=/etc/truerandomd.conf
 [ -f "$conf" ] || conf=etc/truerandomd.conf
 if ! build/daemon/truerandomd --config "$conf"; then
@@ -39,5 +45,6 @@ pid=$(pgrep -n -x truerandomd)
 ls -l /dev/truerandom /dev/truerandom-random /dev/truerandom-urandom
 echo "64 bytes from /dev/truerandom:"
 head -c 64 /dev/truerandom | od -An -tx1
-echo "run.sh: truerandomd is serving in the background (pid $pid, log in syslog); see it with" \
+echo "run.sh: truerandomd is serving in the background (pid $pid; it logs through syslog(3), which" \
+        "journald receives on bookworm: journalctl -t truerandomd); see it with" \
         "build/ctl/truerandomctl status, stop it with: kill $pid"

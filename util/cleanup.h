@@ -24,7 +24,7 @@ static inline void closep(int *fd) {
 
 /* Hands a pointer (or fd) over: returns it and leaves NULL (or -1) behind,
  * so the cleanup of the scope it leaves does nothing. (__extension__: a
- * statement expression, which -Wpedantic refuses otherwise.) */
+ * statement expression, GNU C, which -Wpedantic would flag.) */
 #define TAKE_PTR(p)                                                            \
         __extension__({                                                        \
                 __typeof__(p) take_ptr_ = (p);                                 \
@@ -38,13 +38,15 @@ static inline void closep(int *fd) {
                 take_fd_;                                                      \
         })
 
-/* Declares type_freep() for a type_free() that takes NULL; written
- * without a ';' after it (-Wpedantic). */
+/* Declares func##p() for a func() that takes NULL, as the cleanup of a
+ * `type *`: `DEFINE_FREEP(Foo, foo_free);` makes foo_freep(). The empty
+ * struct declaration at the end takes the caller's semicolon. */
 #define DEFINE_FREEP(type, func)                                               \
         static inline void func##p(type **p) {                                 \
                 if (*p)                                                        \
                         func(*p);                                              \
-        }
+        }                                                                      \
+        struct define_freep_needs_a_semicolon_
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

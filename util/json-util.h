@@ -6,6 +6,11 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "cleanup.h"
+
+/* _cleanup_(json_object_putp): drops a reference on every path out. */
+DEFINE_FREEP(struct json_object, json_object_put);
+
 /* o[key] = v. v is taken in every case (put on failure). A NULL v is an
  * allocation that failed: -ENOMEM, unless null_ok (then JSON null).
  * -ENOMEM when o is NULL or the add fails. */

@@ -1,60 +1,64 @@
-/* control.c - the control socket: accept, read one request per connection,
- * answer from the loop, or hand the connection to a raw-export thread
- * (ctlexport.c).
+/* control.c - the control socket: accept, read one request per
+ * connection, refuse what the peer may not ask, and answer from the loop
+ * what the command's handler decides (commands.c), or hand the connection
+ * to a raw-export thread (export.c).
  *
  * Invariants: the loop thread owns the listening socket, every waiting
- * connection and the export list. Every connection gets at most one final
- * reply and is then closed.
- * Flow: truerandomctl -> socket -> [control] -> callbacks into the daemon. */
-#include "control-internal.h"
+ * connection and the set of exports. Every connection gets at most one
+ * final reply and is then closed.
+ * Flow: truerandomctl -> socket -> [control] -> commands -> callbacks into
+ * the daemon. */
+#include "control.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "cuse/cusedev.h"
 #include "cuse/privilege.h"
+#include "export.h"
 #include "proto/ctlproto.h"
+#include "reply.h"
+#include "socket.h"
 #include "util/cleanup.h"
 
-#define CONTROL_BACKLOG 16
-#define CONTROL_ACCEPT_PAUSE_USEC 100000ULL
+#define CONTROL_ACCEPT_PAUSE_USEC (100U * USEC_PER_MSEC)
 
-const char *control_errno_text(int r, char *buf, size_t size) {
-        /* GNU strerror_r: thread-safe, returns the text. */
-        return strerror_r(r < 0 ? -r : r, buf, size);
-}
+typedef struct Conn Conn;
 
-/* A unix socket closed with unread packets resets its peer, and the reset
- * can overtake the reply still queued there: whatever a client sent beyond
- * its one request is discarded first (bounded, MSG_TRUNC reads nothing). */
-void control_close_drained(int fd) {
-        char c;
+struct Conn {
+        Control *control;
+        LIST_ENTRY(Conn) link;
+        int fd;
+        uid_t uid;                 /* the peer's: root or not */
+        uid_t charge;              /* whose connections it counts among */
+        sd_event_source *io, *deadline;
+        uint8_t *out;              /* a final reply waiting for socket room */
+        size_t out_size;
+};
 
-        for (unsigned i = 0; i < 64; i++)
-                if (recv(fd, &c, sizeof(c), MSG_DONTWAIT | MSG_TRUNC) < 0)
-                        break;
-        close(fd);
-}
-
-ssize_t control_format_error(CtlError e, char msg[static CONTROL_ERROR_MSG_MAX], const char *fmt, va_list ap) {
-        char text[CTL_ERROR_TEXT_MAX];
-
-        vsnprintf(text, sizeof(text), fmt, ap);
-        return ctl_reply_format_error(e, text, msg, CONTROL_ERROR_MSG_MAX);
-}
+struct Control {
+        sd_event *event;
+        ControlCallbacks cb;
+        char *socket_path;
+        ControlSocketId socket_id;  /* what listen_fd was bound to */
+        int listen_fd;
+        sd_event_source *listen_source, *accept_pause;
+        LIST_HEAD(, Conn) conns;
+        unsigned n_conns;
+        Exports exports;
+        sd_event_source *done_source;
+};
 
 /* ---- connections on the loop ------------------------------------------------ */
 
-void control_conn_free(Conn *conn) {
+static void conn_free(Conn *conn) {
         Control *c = conn->control;
 
         LIST_REMOVE(conn, link);
@@ -81,7 +85,7 @@ static void conn_reply(Conn *conn, const void *msg, size_t n) {
                         return;
                 }
         }
-        control_conn_free(conn);
+        conn_free(conn);
 }
 
 static void conn_reply_error(Conn *conn, CtlError e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -94,7 +98,7 @@ static void conn_reply_error(Conn *conn, CtlError e, const char *fmt, ...) {
         n = control_format_error(e, msg, fmt, ap);
         va_end(ap);
         if (n < 0) {
-                control_conn_free(conn);
+                conn_free(conn);
                 return;
         }
         conn_reply(conn, msg, (size_t) n);
@@ -117,70 +121,59 @@ static void conn_reply_ok(Conn *conn, const char *payload) {
         conn_reply(conn, msg, (size_t) k);
 }
 
-static void conn_dispatch(Conn *conn, const CtlRequest *req) {
-        Control *c = conn->control;
-        const SourceOps *ops = NULL;
-        SourceParams params = { 0 };
-        _cleanup_free_ char *json = NULL;
+/* The loop lets go of the connection before the thread takes it. */
+static void conn_export(Conn *conn, const ExportSpec *spec) {
         char eb[128];
         int r;
 
-        switch (req->command) {
-        case CTL_COMMAND_STATUS:
-                r = c->cb.status_json ? c->cb.status_json(c->cb.userdata, &json) : -EOPNOTSUPP;
-                if (r < 0) {
-                        conn_reply_error(conn, ctl_error_from_errno(r), "status: %s", control_errno_text(r, eb, sizeof(eb)));
-                        return;
-                }
-                conn_reply_ok(conn, json);
+        conn->io = sd_event_source_disable_unref(conn->io);
+        conn->deadline = sd_event_source_disable_unref(conn->deadline);
+        r = exports_start(&conn->control->exports, conn->fd, spec);
+        if (r < 0) {
+                /* No io source now: conn_reply() sends at once or gives up. */
+                conn_reply_error(conn, CTL_ERROR_FAILED, "starting the export: %s",
+                                 control_errno_text(r, eb, sizeof(eb)));
                 return;
+        }
+        conn->fd = -1;
+        conn_free(conn);
+}
 
-        case CTL_COMMAND_RESEED:
-                if (conn->uid != 0) {
-                        conn_reply_error(conn, CTL_ERROR_PERMISSION, "reseed needs root");
-                        return;
-                }
-                r = c->cb.reseed ? c->cb.reseed(c->cb.userdata) : -EOPNOTSUPP;
-                if (r == -ENODATA)
-                        conn_reply_error(conn, CTL_ERROR_NO_DATA, "the CRNG is not seeded yet");
-                else if (r < 0)
-                        conn_reply_error(conn, ctl_error_from_errno(r), "reseed: %s", control_errno_text(r, eb, sizeof(eb)));
-                else
-                        conn_reply_ok(conn, NULL);
+static void conn_dispatch(Conn *conn, const CtlRequest *req) {
+        Control *c = conn->control;
+        const ControlHandler *h = control_handler_lookup(req->command);
+        ControlAnswer a = { 0 };
+
+        /* Before the handler looks at anything: no probing for sources. */
+        if (req->command->root && conn->uid != 0) {
+                conn_reply_error(conn, CTL_ERROR_PERMISSION, "%s needs root", req->command->name);
                 return;
-
-        case CTL_COMMAND_RAW:
-                /* Before the name is looked at: no probing for sources. */
-                if (conn->uid != 0) {
-                        conn_reply_error(conn, CTL_ERROR_PERMISSION, "raw needs root");
-                        return;
-                }
-                if (c->n_exports >= CONTROL_MAX_EXPORTS) {
-                        conn_reply_error(conn, CTL_ERROR_BUSY, "%u raw exports are running already", c->n_exports);
-                        return;
-                }
-                r = c->cb.raw_source ? c->cb.raw_source(c->cb.userdata, req->source, &ops, &params) : -ENOENT;
-                if (r == -ENOENT)
-                        conn_reply_error(conn, CTL_ERROR_UNKNOWN_SOURCE, "no source named '%s'", req->source);
-                else if (r == -ENODEV)
-                        conn_reply_error(conn, CTL_ERROR_UNAVAILABLE, "source %s is not enabled", req->source);
-                else if (r < 0)
-                        conn_reply_error(conn, ctl_error_from_errno(r), "source %s: %s", req->source,
-                                         control_errno_text(r, eb, sizeof(eb)));
-                else if ((r = control_export_start(conn, req, ops, &params)) < 0)
-                        conn_reply_error(conn, CTL_ERROR_FAILED, "starting the export: %s",
-                                         control_errno_text(r, eb, sizeof(eb)));
+        }
+        if (!h) {
+                conn_reply_error(conn, CTL_ERROR_FAILED, "%s is not served here", req->command->name);
                 return;
-
+        }
+        h->handle(&c->cb, &c->exports, req, &a);
+        switch (a.kind) {
+        case CONTROL_ANSWER_OK:
+                conn_reply_ok(conn, a.payload);
+                break;
+        case CONTROL_ANSWER_ERROR:
+                conn_reply_error(conn, a.error, "%s", a.text);
+                break;
+        case CONTROL_ANSWER_EXPORT:
+                conn_export(conn, &a.export);
+                break;
         default:
                 abort();
         }
+        control_answer_done(&a);
 }
 
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Conn *conn = userdata;
         uint8_t buf[CTL_REQUEST_MAX];
-        const char *reason = NULL;
+        char reason[CTL_REASON_MAX] = "malformed request";
         CtlRequest req;
         ssize_t n;
         int r;
@@ -189,7 +182,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                 n = send(fd, conn->out, conn->out_size, MSG_DONTWAIT | MSG_NOSIGNAL);
                 if (n < 0 && (errno == EAGAIN || errno == EINTR) && !(revents & (EPOLLERR | EPOLLHUP)))
                         return 0;
-                control_conn_free(conn);
+                conn_free(conn);
                 return 0;
         }
 
@@ -198,12 +191,12 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
         if (n < 0) {
                 if (errno != EAGAIN && errno != EINTR)
-                        control_conn_free(conn);
+                        conn_free(conn);
                 return 0;
         }
         if (n == 0 && (revents & (EPOLLHUP | EPOLLRDHUP))) {
                 /* Gone without asking anything. */
-                control_conn_free(conn);
+                conn_free(conn);
                 return 0;
         }
         /* One request per connection: nothing more is read. */
@@ -213,9 +206,9 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                                  CTL_REQUEST_MAX);
                 return 0;
         }
-        r = ctl_request_parse(buf, (size_t) n, &req, &reason);
+        r = ctl_request_parse(buf, (size_t) n, &req, reason, sizeof(reason));
         if (r < 0) {
-                conn_reply_error(conn, ctl_error_from_errno(r), "%s", reason ? reason : "malformed request");
+                conn_reply_error(conn, ctl_error_from_errno(r), "%s", reason);
                 return 0;
         }
         conn_dispatch(conn, &req);
@@ -227,11 +220,11 @@ static int on_conn_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (conn->out) {
                 /* It asked, but does not read the answer. */
-                control_conn_free(conn);
+                conn_free(conn);
                 return 0;
         }
         conn_reply_error(conn, CTL_ERROR_TIMEOUT, "no request within %llu s",
-                         (unsigned long long) (CONTROL_DEADLINE_USEC / 1000000ULL));
+                         (unsigned long long) (CONTROL_DEADLINE_USEC / USEC_PER_SEC));
         return 0;
 }
 
@@ -341,7 +334,7 @@ static void refuse_busy(int fd, const char *why) {
 static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Control *c = userdata;
 
-        for (unsigned i = 0; i < CONTROL_BACKLOG; i++) {
+        for (unsigned i = 0; i < CONTROL_SOCKET_BACKLOG; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 struct ucred cred;
                 socklen_t len = sizeof(cred);
@@ -372,159 +365,61 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
 static int on_export_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Control *c = userdata;
-        uint64_t n;
 
-        (void) !read(fd, &n, sizeof(n));
-        control_join_exports(c, false);
+        exports_join(&c->exports);
         return 0;
 }
 
 /* ---- life cycle ---------------------------------------------------------------- */
 
-int control_socket_dir(const char *socket_path, char **ret_dir) {
-        char *dir = strdup(socket_path), *slash;
-
-        if (!dir)
-                return -ENOMEM;
-        slash = strrchr(dir, '/');
-        if (!slash || slash == dir) {
-                free(dir);
-                dir = NULL;
-        } else
-                *slash = '\0';
-        *ret_dir = dir;
-        return 0;
-}
-
-static int make_parent_dir(const char *path) {
-        _cleanup_free_ char *dir = NULL;
-        int r = control_socket_dir(path, &dir);
-
-        if (r < 0)
-                return r;
-        if (dir && mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
-/* -EADDRINUSE when something answers on path; removes a dead socket. */
-static int claim_path(const struct sockaddr_un *sa) {
-        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0 || errno == EAGAIN)
-                return -EADDRINUSE;
-        if (errno == ECONNREFUSED && unlink(sa->sun_path) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
-}
+DEFINE_FREEP(Control, control_free);
 
 int control_new(sd_event *event, const char *socket_path, const ControlCallbacks *cb, Control **ret) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct stat st;
-        Control *c;
+        _cleanup_(control_freep) Control *c = NULL;
         int r;
 
         if (!event || !socket_path || !cb || !ret)
                 return -EINVAL;
-        if (strlen(socket_path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
-
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        c->listen_fd = c->stop_fd = c->done_fd = -1;
+        c->listen_fd = -1;
         LIST_INIT(&c->conns);
-        LIST_INIT(&c->exports);
         c->cb = *cb;
         c->event = sd_event_ref(event);
+        r = exports_init(&c->exports);
+        if (r < 0)
+                return r;
         c->socket_path = strdup(socket_path);
-        if (!c->socket_path) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = make_parent_dir(socket_path);
+        if (!c->socket_path)
+                return -ENOMEM;
+        r = control_socket_listen(socket_path, &c->listen_fd, &c->socket_id);
         if (r < 0)
-                goto fail;
-        r = claim_path(&sa);
-        if (r < 0)
-                goto fail;
-
-        /* Anyone may connect: requests decide privilege by SO_PEERCRED. The
-         * mode comes from the umask at bind(), never from a chmod() by path:
-         * the directory may belong to the unprivileged user the daemon
-         * becomes, who could swap the name for a symbolic link in between.
-         * One thread exists here, so the process-wide umask is ours. */
-        c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (c->listen_fd < 0) {
-                r = -errno;
-                goto fail;
-        }
-        mode_t old_umask = umask(0111);
-        r = bind(c->listen_fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : 0;
-        umask(old_umask);
-        if (r < 0)
-                goto fail;
-        if (lstat(socket_path, &st) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        if (!S_ISSOCK(st.st_mode)) {
-                r = -EEXIST;
-                goto fail;
-        }
-        c->dev = st.st_dev;
-        c->ino = st.st_ino;
-        if (listen(c->listen_fd, CONTROL_BACKLOG) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (c->stop_fd < 0 || c->done_fd < 0) {
-                r = -errno;
-                goto fail;
-        }
+                return r;
         r = sd_event_add_io(event, &c->listen_source, c->listen_fd, EPOLLIN, on_listen, c);
         if (r < 0)
-                goto fail;
-        r = sd_event_add_io(event, &c->done_source, c->done_fd, EPOLLIN, on_export_done, c);
+                return r;
+        r = sd_event_add_io(event, &c->done_source, c->exports.done_fd, EPOLLIN, on_export_done, c);
         if (r < 0)
-                goto fail;
+                return r;
         *ret = c;
+        c = NULL;
         return 0;
-
-fail:
-        control_free(c);
-        return r;
 }
 
 Control *control_free(Control *c) {
-        struct stat st;
-        uint64_t one = 1;
-
         if (!c)
                 return NULL;
-        if (c->stop_fd >= 0)
-                (void) !write(c->stop_fd, &one, sizeof(one));
-        control_join_exports(c, true);
+        c->done_source = sd_event_source_disable_unref(c->done_source);
+        exports_deinit(&c->exports);
         while (!LIST_EMPTY(&c->conns))
-                control_conn_free(LIST_FIRST(&c->conns));
+                conn_free(LIST_FIRST(&c->conns));
         c->listen_source = sd_event_source_disable_unref(c->listen_source);
         c->accept_pause = sd_event_source_disable_unref(c->accept_pause);
-        c->done_source = sd_event_source_disable_unref(c->done_source);
         if (c->listen_fd >= 0) {
                 close(c->listen_fd);
-                /* Only our own socket: a newer daemon may have replaced it. */
-                if (stat(c->socket_path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
-                        unlink(c->socket_path);
+                control_socket_remove(c->socket_path, &c->socket_id);
         }
-        if (c->stop_fd >= 0)
-                close(c->stop_fd);
-        if (c->done_fd >= 0)
-                close(c->done_fd);
         sd_event_unref(c->event);
         free(c->socket_path);
         free(c);

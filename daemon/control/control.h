@@ -13,20 +13,24 @@
  * "busy", whatever they would have asked). Peers in user namespaces count
  * as one uid together (CUSE_UID_USERNS, as on the devices): subordinate
  * uids do not add up to more.
- * A raw export runs in a thread of its own with its own instance of the
- * source (ops->open), reading it in the collector's chunk size, so the bytes
- * are the very samples the health tests would see; it never touches the
- * store or the CRNG, so readers are not disturbed. At most
- * CONTROL_MAX_EXPORTS run at once.
+ * A raw export runs in a thread of its own (export.h) with its own
+ * instance of the source, captured as pool/capture.h captures (the
+ * collector's chunk size, its backoff), so the bytes are the very samples
+ * the health tests would see; it never touches the store or the CRNG, so
+ * readers are not disturbed. At most CONTROL_MAX_EXPORTS run at once.
+ * What each command does is commands.c's table; this file's objects are
+ * the socket and its connections.
  * Nothing here logs: errors go up as -errno; the loop logs.
- * Flow: truerandomctl -> socket -> [control] -> callbacks into the daemon. */
+ * Flow: truerandomctl -> socket -> [control] -> commands -> callbacks into
+ * the daemon. */
 #pragma once
 
 #include <systemd/sd-event.h>
 
 #include "pool/source.h"
+#include "util/time-util.h"
 
-#define CONTROL_DEADLINE_USEC (5ULL * 1000000ULL)
+#define CONTROL_DEADLINE_USEC (5U * USEC_PER_SEC)
 #define CONTROL_MAX_CONNECTIONS 16U
 /* Of those, only root may take the last CONTROL_ROOT_RESERVED, and no
  * other uid more than CONTROL_MAX_PER_UID: a user who keeps connections
@@ -35,9 +39,10 @@
 #define CONTROL_ROOT_RESERVED 4U
 #define CONTROL_MAX_PER_UID 4U
 #define CONTROL_MAX_EXPORTS 2U
-/* An export whose client takes nothing, or whose source yields nothing,
- * for this long is ended. */
-#define CONTROL_EXPORT_STALL_MS 60000
+/* An export whose client takes nothing for this long is ended (as one
+ * whose source yields nothing for capture.h's stall limit, also a
+ * minute). */
+#define CONTROL_EXPORT_STALL_USEC (60U * USEC_PER_SEC)
 
 typedef struct Control Control;
 
@@ -67,7 +72,7 @@ int control_socket_dir(const char *socket_path, char **ret_dir);
  * and starts serving on event. */
 int control_new(sd_event *event, const char *socket_path, const ControlCallbacks *cb, Control **ret);
 
-/* Stops exports (each within about one source read) and joins their
- * threads, closes every connection, unlinks the socket if it is still ours.
+/* Stops exports (each within one source read or backoff wait, about 1 s
+ * at most) and joins their threads, closes every connection, unlinks the socket if it is still ours.
  * Takes NULL; returns NULL. */
 Control *control_free(Control *c);

@@ -30,6 +30,8 @@ import sys
 LAYERS = {
     "util": [],
     "estimate": ["util"],
+    "ledger": ["util"],
+    "evidence": ["util"],
     "pool": ["estimate", "util"],
     "crng": ["pool", "util"],
     "cuse": ["crng", "pool", "util"],
@@ -41,6 +43,13 @@ LAYERS = {
     "daemon": ["assess", "config", "crng", "cuse", "daemon/control", "daemon/watch", "estimate", "pool",
                "proto", "util"],
     "ctl": ["assess", "config", "estimate", "pool", "proto", "util"],
+    # Other programs, each in its folder. The client library is public:
+    # it uses nothing of the daemon's tree.
+    "libtruerandom": [],
+    "seed": ["libtruerandom", "proto", "util"],
+    "ossl": ["libtruerandom"],
+    # The reading examples: what a user's program may use, the library.
+    "docs/examples": ["libtruerandom"],
 }
 
 # library: (symbol prefixes, the folders that may use them)

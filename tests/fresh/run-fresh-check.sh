@@ -4,7 +4,9 @@
 # chroot of this machine's Debian release, on a copy of the source tree
 # (the files git tracks, and those it does not ignore). It proves what a
 # fresh machine, and CI, see: an install step missing from scripts/deps.sh
-# or a harness that needs what minbase lacks fails here.
+# or a build that needs what minbase lacks fails here. In the chroot,
+# test.sh builds every configuration but runs only the unit suite: the
+# host ran every suite already.
 #
 #   run-fresh-check.sh SOURCEDIR BUILDDIR
 #

@@ -54,24 +54,34 @@ static bool name_ok(const char *s) {
 
 /* What config.h promises about any Config it hands out. */
 static void check_valid(const Config *c) {
-        FUZZ_CHECK(name_ok(c->trng_name) && name_ok(c->random_name) && name_ok(c->urandom_name));
-        FUZZ_CHECK(!c->null_name || name_ok(c->null_name));
-        FUZZ_CHECK(strcmp(c->trng_name, c->random_name) != 0);
-        FUZZ_CHECK(strcmp(c->trng_name, c->urandom_name) != 0);
-        FUZZ_CHECK(strcmp(c->random_name, c->urandom_name) != 0);
-        FUZZ_CHECK(!c->null_name || (strcmp(c->null_name, c->trng_name) != 0 &&
-                                     strcmp(c->null_name, c->random_name) != 0 &&
-                                     strcmp(c->null_name, c->urandom_name) != 0));
+        const DeviceConfig *dev = c->device;
+
+        FUZZ_CHECK(name_ok(dev[CONFIG_DEVICE_TRNG].name) && name_ok(dev[CONFIG_DEVICE_RANDOM].name) &&
+                   name_ok(dev[CONFIG_DEVICE_URANDOM].name));
+        FUZZ_CHECK(!dev[CONFIG_DEVICE_NULL].name || name_ok(dev[CONFIG_DEVICE_NULL].name));
+        /* Every two devices that have a name have different ones. */
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                for (int j = i + 1; j < _CONFIG_DEVICE_MAX; j++)
+                        FUZZ_CHECK(!dev[i].name || !dev[j].name || strcmp(dev[i].name, dev[j].name) != 0);
         FUZZ_CHECK(c->group && *c->group);
-        FUZZ_CHECK(c->trng_mode <= 0777 && c->random_mode <= 0777);
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                FUZZ_CHECK(dev[i].mode <= 0777);
+        /* random_mode is one value for the drop-ins and the null device;
+         * dropin one for both drop-ins. */
+        FUZZ_CHECK(dev[CONFIG_DEVICE_RANDOM].mode == dev[CONFIG_DEVICE_URANDOM].mode &&
+                   dev[CONFIG_DEVICE_RANDOM].mode == dev[CONFIG_DEVICE_NULL].mode);
+        FUZZ_CHECK(dev[CONFIG_DEVICE_RANDOM].enable == dev[CONFIG_DEVICE_URANDOM].enable);
+        FUZZ_CHECK(dev[CONFIG_DEVICE_TRNG].enable && dev[CONFIG_DEVICE_NULL].enable);
         FUZZ_CHECK(c->max_parked >= 9);
         FUZZ_CHECK(c->max_parked_per_uid == 0 || c->max_parked_per_uid <= c->max_parked / 9);
         FUZZ_CHECK(config_max_parked_per_uid(c) >= 1 && config_max_parked_per_uid(c) < c->max_parked);
         FUZZ_CHECK(c->max_open_per_uid >= 1);
-        FUZZ_CHECK(c->min_reseed_interval_ms <= c->reseed_interval * 1000U);
+        FUZZ_CHECK(c->min_reseed_interval_usec <= c->reseed_interval_usec);
+        FUZZ_CHECK(c->min_reseed_interval_usec % USEC_PER_MSEC == 0 && c->reseed_interval_usec % USEC_PER_SEC == 0 &&
+                   c->start_delay_usec % USEC_PER_MSEC == 0);
         FUZZ_CHECK(c->store_blocks >= 1 && c->low_water < c->store_blocks);
         FUZZ_CHECK(c->min_healthy >= 1 && c->min_healthy < _CONFIG_SOURCE_MAX);
-        FUZZ_CHECK(c->reseed_interval >= 1);
+        FUZZ_CHECK(c->reseed_interval_usec >= USEC_PER_SEC);
         FUZZ_CHECK(c->socket_path && c->socket_path[0] == '/');
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *s = &c->source[i];
@@ -79,38 +89,52 @@ static void check_valid(const Config *c) {
                 FUZZ_CHECK(s->credit_mbits <= 8000);
                 FUZZ_CHECK(!s->credit_auto || (s->credit_mbits == 0 && s->credit_cap_mbits > 0 &&
                                                s->credit_cap_mbits <= 8000));
-                FUZZ_CHECK(!s->path || s->path[0] == '/');
+                FUZZ_CHECK(!s->params.path || s->params.path[0] == '/');
         }
         FUZZ_CHECK(!c->source[CONFIG_SOURCE_RDSEED].credit_auto && !c->source[CONFIG_SOURCE_HWRNG].credit_auto &&
                    !c->source[CONFIG_SOURCE_KERNEL].credit_auto);
         FUZZ_CHECK(c->assess_samples >= CONFIG_ASSESS_SAMPLES_MIN && c->assess_samples <= CONFIG_ASSESS_SAMPLES_MAX);
         FUZZ_CHECK(c->state_directory && c->state_directory[0] == '/');
         FUZZ_CHECK(c->source[CONFIG_SOURCE_KERNEL].credit_mbits == 0);
-        FUZZ_CHECK(c->source[CONFIG_SOURCE_HWRNG].path);
-        FUZZ_CHECK(c->source[CONFIG_SOURCE_JITTER].jitter_buffer % 1024 == 0);
+        FUZZ_CHECK(c->source[CONFIG_SOURCE_HWRNG].params.path);
+        FUZZ_CHECK(c->source[CONFIG_SOURCE_JITTER].params.jitter_buffer % 1024 == 0);
         if (c->source[CONFIG_SOURCE_FILE].enable)
-                FUZZ_CHECK(c->source[CONFIG_SOURCE_FILE].path && (c->source[CONFIG_SOURCE_FILE].credit_mbits > 0 ||
-                                                                  c->source[CONFIG_SOURCE_FILE].credit_auto));
+                FUZZ_CHECK(c->source[CONFIG_SOURCE_FILE].params.path &&
+                           (c->source[CONFIG_SOURCE_FILE].credit_mbits > 0 ||
+                            c->source[CONFIG_SOURCE_FILE].credit_auto));
+        /* And what every row promises, whichever source it is. */
+        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const SourceOps *ops = source_all[i];
+                const SourceConfig *s = &c->source[i];
+
+                FUZZ_CHECK(ops->credit == SOURCE_CREDIT_MEASURED || !s->credit_auto);
+                FUZZ_CHECK(ops->credit != SOURCE_CREDIT_NEVER || s->credit_mbits == 0);
+                FUZZ_CHECK(!s->enable || !ops->credit_required || s->credit_mbits > 0 || s->credit_auto);
+                for (int k = 0; k < SOURCE_KEYS_MAX && ops->keys[k].name; k++)
+                        if (ops->keys[k].type == SOURCE_KEY_PATH ||
+                            (ops->keys[k].type == SOURCE_KEY_PATH_NONE && s->enable))
+                                FUZZ_CHECK(s->params.path);
+        }
 }
 
 static void check_equal(const Config *a, const Config *b) {
-        FUZZ_CHECK(str_eq(a->trng_name, b->trng_name) && str_eq(a->random_name, b->random_name) &&
-                   str_eq(a->urandom_name, b->urandom_name) && str_eq(a->null_name, b->null_name) &&
-                   str_eq(a->group, b->group) && str_eq(a->socket_path, b->socket_path) &&
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                FUZZ_CHECK(str_eq(a->device[i].name, b->device[i].name) && a->device[i].mode == b->device[i].mode &&
+                           a->device[i].enable == b->device[i].enable);
+        FUZZ_CHECK(str_eq(a->group, b->group) && str_eq(a->socket_path, b->socket_path) &&
                    str_eq(a->state_directory, b->state_directory) && a->assess_samples == b->assess_samples);
-        FUZZ_CHECK(a->trng_mode == b->trng_mode && a->random_mode == b->random_mode && a->dropin == b->dropin &&
-                   a->max_parked == b->max_parked);
+        FUZZ_CHECK(a->max_parked == b->max_parked);
         FUZZ_CHECK(a->store_blocks == b->store_blocks && a->low_water == b->low_water &&
-                   a->min_healthy == b->min_healthy && a->start_delay_ms == b->start_delay_ms &&
-                   a->reseed_interval == b->reseed_interval);
+                   a->min_healthy == b->min_healthy && a->start_delay_usec == b->start_delay_usec &&
+                   a->reseed_interval_usec == b->reseed_interval_usec);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceConfig *x = &a->source[i], *y = &b->source[i];
 
                 FUZZ_CHECK(x->enable == y->enable && x->credit_mbits == y->credit_mbits &&
                            x->credit_auto == y->credit_auto && x->credit_cap_mbits == y->credit_cap_mbits &&
-                           str_eq(x->path, y->path) &&
-                           x->loop == y->loop && x->rate == y->rate && x->jitter_buffer == y->jitter_buffer &&
-                           x->jitter_accesses == y->jitter_accesses);
+                           str_eq(x->params.path, y->params.path) && x->params.loop == y->params.loop &&
+                           x->params.rate == y->params.rate && x->params.jitter_buffer == y->params.jitter_buffer &&
+                           x->params.jitter_accesses == y->params.jitter_accesses);
         }
 }
 
@@ -118,44 +142,82 @@ static const char *yn(bool b) {
         return b ? "yes" : "no";
 }
 
-/* "credit=..." for a source that may be auto, with its cap when it is. */
-static void write_credit(FILE *out, const SourceConfig *s) {
-        if (s->credit_auto)
-                fprintf(out, "credit=auto\ncredit_cap=%u.%03u\n", s->credit_cap_mbits / 1000, s->credit_cap_mbits % 1000);
-        else
-                fprintf(out, "credit=%u.%03u\n", s->credit_mbits / 1000, s->credit_mbits % 1000);
+/* [device] from its rows: each name, each mode key once, dropin. */
+static void write_devices(FILE *out, const Config *c) {
+        int dropin = -1;
+
+        fprintf(out, "[device]\ngroup=%s\nmax_parked=%u\n", c->group, c->max_parked);
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++) {
+                const ConfigDeviceRow *row = &config_devices[i];
+                bool first = true;
+
+                fprintf(out, "%s=%s\n", row->name_key, c->device[i].name ? c->device[i].name : "none");
+                for (int j = 0; j < i; j++)
+                        first = first && strcmp(config_devices[j].mode_key, row->mode_key) != 0;
+                if (first)
+                        fprintf(out, "%s=%04o\n", row->mode_key, (unsigned) c->device[i].mode);
+                if (row->dropin && dropin < 0)
+                        dropin = i;
+        }
+        if (dropin >= 0)
+                fprintf(out, "dropin=%s\n", yn(c->device[dropin].enable));
+}
+
+/* [source.NAME] from source s's row: enable, credit as the row allows
+ * (with its cap when auto), then its keys of its own. */
+static void write_source(FILE *out, ConfigSource s, const SourceConfig *sc) {
+        const SourceOps *ops = source_all[s];
+
+        fprintf(out, "[source.%s]\nenable=%s\n", ops->name, yn(sc->enable));
+        if (sc->credit_auto)
+                fprintf(out, "credit=auto\ncredit_cap=%u.%03u\n", sc->credit_cap_mbits / 1000,
+                        sc->credit_cap_mbits % 1000);
+        else if (ops->credit != SOURCE_CREDIT_NEVER)
+                fprintf(out, "credit=%u.%03u\n", sc->credit_mbits / 1000, sc->credit_mbits % 1000);
+        for (int k = 0; k < SOURCE_KEYS_MAX && ops->keys[k].name; k++) {
+                const SourceKey *key = &ops->keys[k];
+                const uint8_t *field = (const uint8_t *) &sc->params + key->offset;
+                const char *path;
+
+                fprintf(out, "%s=", key->name);
+                switch (key->type) {
+                case SOURCE_KEY_BOOL:
+                        fprintf(out, "%s\n", yn(*(const bool *) field));
+                        break;
+                case SOURCE_KEY_UNSIGNED:
+                        fprintf(out, "%u\n", *(const unsigned *) field);
+                        break;
+                case SOURCE_KEY_U64:
+                        fprintf(out, "%llu\n", (unsigned long long) *(const uint64_t *) field);
+                        break;
+                case SOURCE_KEY_KIB:
+                        fprintf(out, "%zu\n", *(const size_t *) field / 1024);
+                        break;
+                case SOURCE_KEY_PATH:
+                case SOURCE_KEY_PATH_NONE:
+                        memcpy(&path, field, sizeof(path));
+                        fprintf(out, "%s\n", path ? path : "none");
+                        break;
+                }
+        }
 }
 
 /* The Config as a file that sets every key. */
 static char *write_back(const Config *c, size_t *ret_size) {
-        const SourceConfig *j = &c->source[CONFIG_SOURCE_JITTER], *r = &c->source[CONFIG_SOURCE_RDSEED],
-                           *h = &c->source[CONFIG_SOURCE_HWRNG], *k = &c->source[CONFIG_SOURCE_KERNEL],
-                           *f = &c->source[CONFIG_SOURCE_FILE];
         char *text = NULL;
         size_t size = 0;
         FILE *out = open_memstream(&text, &size);
 
         FUZZ_CHECK(out);
-        fprintf(out, "[device]\ntrng_name=%s\nrandom_name=%s\nurandom_name=%s\ngroup=%s\n",
-                c->trng_name, c->random_name, c->urandom_name, c->group);
-        fprintf(out, "trng_mode=%04o\nrandom_mode=%04o\ndropin=%s\nmax_parked=%u\nnull_name=%s\n",
-                (unsigned) c->trng_mode, (unsigned) c->random_mode, yn(c->dropin), c->max_parked,
-                c->null_name ? c->null_name : "none");
-        fprintf(out, "[pool]\nstore_blocks=%u\nlow_water=%u\nmin_healthy=%u\nstart_delay_ms=%u\n",
-                c->store_blocks, c->low_water, c->min_healthy, c->start_delay_ms);
-        fprintf(out, "[crng]\nreseed_interval=%u\n[control]\nsocket=%s\n", c->reseed_interval, c->socket_path);
+        write_devices(out, c);
+        fprintf(out, "[pool]\nstore_blocks=%u\nlow_water=%u\nmin_healthy=%u\nstart_delay_ms=%llu\n",
+                c->store_blocks, c->low_water, c->min_healthy,
+                (unsigned long long) (c->start_delay_usec / USEC_PER_MSEC));
+        fprintf(out, "[crng]\nreseed_interval=%llu\n[control]\nsocket=%s\n",
+                (unsigned long long) (c->reseed_interval_usec / USEC_PER_SEC), c->socket_path);
         fprintf(out, "[assessment]\nsamples=%u\nstate_directory=%s\n", c->assess_samples, c->state_directory);
-        fprintf(out, "[source.jitter]\nenable=%s\nbuffer_kib=%zu\naccesses=%u\n", yn(j->enable),
-                j->jitter_buffer / 1024, j->jitter_accesses);
-        write_credit(out, j);
-        fprintf(out, "[source.rdseed]\nenable=%s\ncredit=%u.%03u\n", yn(r->enable), r->credit_mbits / 1000,
-                r->credit_mbits % 1000);
-        fprintf(out, "[source.hwrng]\nenable=%s\ncredit=%u.%03u\npath=%s\n", yn(h->enable),
-                h->credit_mbits / 1000, h->credit_mbits % 1000, h->path);
-        fprintf(out, "[source.kernel]\nenable=%s\n", yn(k->enable));
-        fprintf(out, "[source.file]\nenable=%s\npath=%s\nloop=%s\nrate=%llu\n", yn(f->enable),
-                f->path ? f->path : "none", yn(f->loop), (unsigned long long) f->rate);
-        write_credit(out, f);
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++)
+                write_source(out, s, &c->source[s]);
         FUZZ_CHECK(fclose(out) == 0);
         *ret_size = size;
         return text;

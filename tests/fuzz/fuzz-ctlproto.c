@@ -19,37 +19,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl/ctlrender.h"
+#include "ctl/render.h"
 #include "fuzz.h"
 #include "proto/ctlproto.h"
 #include "proto/ctlstatus.h"
 
 static void fuzz_request(const uint8_t *msg, size_t size) {
         CtlRequest req, untouched, again;
-        const char *reason = NULL;
-        char buf[CTL_REQUEST_MAX + 1];
+        char reason[CTL_REASON_MAX] = "", buf[CTL_REQUEST_MAX + 1];
         ssize_t n;
         int r;
 
         memset(&req, 0x5a, sizeof(req));
         untouched = req;
-        r = ctl_request_parse(msg, size, &req, &reason);
+        r = ctl_request_parse(msg, size, &req, reason, sizeof(reason));
         if (r < 0) {
                 FUZZ_CHECK(r == -EMSGSIZE || r == -EPROTONOSUPPORT || r == -EBADMSG);
-                FUZZ_CHECK(reason && *reason);
+                FUZZ_CHECK(reason[0]);
                 FUZZ_CHECK(memcmp(&req, &untouched, sizeof(req)) == 0);
                 return;
         }
-        FUZZ_CHECK(r == 0 && (unsigned) req.command < _CTL_COMMAND_MAX);
-        if (req.command == CTL_COMMAND_RAW)
+        FUZZ_CHECK(r == 0 && ctl_command_valid(req.command));
+        if (req.command == ctl_command_from_string("raw"))
                 FUZZ_CHECK(req.source[0] && req.samples >= 1 && req.samples <= CTL_RAW_SAMPLES_MAX &&
                            req.rows >= 1 && req.rows <= CTL_RAW_ROWS_MAX);
 
         n = ctl_request_format(&req, buf, sizeof(buf));
         FUZZ_CHECK(n > 0 && (size_t) n <= CTL_REQUEST_MAX);
-        FUZZ_CHECK(ctl_request_parse(buf, (size_t) n, &again, NULL) == 0);
+        FUZZ_CHECK(ctl_request_parse(buf, (size_t) n, &again, NULL, 0) == 0);
         FUZZ_CHECK(again.command == req.command);
-        if (req.command == CTL_COMMAND_RAW)
+        if (req.command == ctl_command_from_string("raw"))
                 FUZZ_CHECK(strcmp(again.source, req.source) == 0 && again.samples == req.samples &&
                            again.rows == req.rows);
 }

@@ -111,10 +111,9 @@ int fakedaemon_config(const FakeDaemon *fd, Config *ret) {
         c.source[CONFIG_SOURCE_FILE] = (SourceConfig){
                 .enable = true,
                 .credit_mbits = 8000,
-                .path = strdup(fd->samples),
-                .loop = true,
+                .params = { .path = strdup(fd->samples), .loop = true },
         };
-        if (r >= 0 && !c.source[CONFIG_SOURCE_FILE].path)
+        if (r >= 0 && !c.source[CONFIG_SOURCE_FILE].params.path)
                 r = -ENOMEM;
         if (r < 0) {
                 config_done(&c);

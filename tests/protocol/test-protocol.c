@@ -210,6 +210,11 @@ static Harness *harness_new(void) {
         return h;
 }
 
+/* A configured device's name when it is served, else NULL. */
+static const char *served_name(const DeviceConfig *dc) {
+        return config_device_served(dc) ? dc->name : NULL;
+}
+
 static int harness_start(Harness *h) {
         DaemonHooks hooks = {
                 .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
@@ -220,10 +225,10 @@ static int harness_start(Harness *h) {
                 .config_optional = h->conf_optional,
         };
         const char *names[_CUSEDEV_KIND_MAX] = {
-                [CUSEDEV_TRNG] = h->config.trng_name,
-                [CUSEDEV_RANDOM] = h->config.dropin ? h->config.random_name : NULL,
-                [CUSEDEV_URANDOM] = h->config.dropin ? h->config.urandom_name : NULL,
-                [CUSEDEV_NULL] = h->config.null_name,
+                [CUSEDEV_TRNG] = served_name(&h->config.device[CONFIG_DEVICE_TRNG]),
+                [CUSEDEV_RANDOM] = served_name(&h->config.device[CONFIG_DEVICE_RANDOM]),
+                [CUSEDEV_URANDOM] = served_name(&h->config.device[CONFIG_DEVICE_URANDOM]),
+                [CUSEDEV_NULL] = served_name(&h->config.device[CONFIG_DEVICE_NULL]),
         };
         int r;
 
@@ -431,7 +436,7 @@ static void test_nonblock_empty_and_parked(void **state) {
         FkMsg m;
         int64_t u;
 
-        h->config.start_delay_ms = 600;
+        h->config.start_delay_usec = 600 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         nb = h->trng;
         nb.flags |= O_NONBLOCK;
@@ -457,7 +462,7 @@ static void test_interrupt_loses_nothing(void **state) {
         FkMsg m;
         int64_t u;
 
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         u = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 32, 0);
         assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
@@ -482,7 +487,7 @@ static void test_thousand_parked_all_answered(void **state) {
         int64_t u[1000];
         FkMsg m;
 
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         h->config.store_blocks = 2048;
         h->config.low_water = 1024;
         assert_int_equal(harness_start(h), 0);
@@ -504,7 +509,7 @@ static void test_thousand_parked_all_answered(void **state) {
 
         /* The same with the source running: every reader gets bytes. */
         h = harness_new();
-        h->config.start_delay_ms = 300;
+        h->config.start_delay_usec = 300 * USEC_PER_MSEC;
         h->config.store_blocks = 2048;
         h->config.low_water = 1024;
         assert_int_equal(harness_start(h), 0);
@@ -564,7 +569,7 @@ static double fair_share(unsigned a, unsigned b) {
          * who gets them, and slow enough that the test re-asks for every
          * answered reader before the next blocks come, even on a busy
          * machine (else a uid's queue runs dry and the other takes all). */
-        h->config.source[CONFIG_SOURCE_FILE].rate = 40000;
+        h->config.source[CONFIG_SOURCE_FILE].params.rate = 40000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         /* A uid's readers share its file: the file's opener is charged. */
@@ -598,7 +603,7 @@ static void test_small_reader_not_stuck_behind_huge(void **state) {
                 FkMsg m;
         int rounds = 0;
 
-        h->config.source[CONFIG_SOURCE_FILE].rate = 20000;
+        h->config.source[CONFIG_SOURCE_FILE].params.rate = 20000;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_TRNG];
         big = open_as(h, CUSEDEV_TRNG, 0, 3000, false);
@@ -653,7 +658,7 @@ static void test_dropin_before_and_after_seeding(void **state) {
         int64_t u;
 
         assert_non_null(buf);
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         /* Unseeded: random blocks (or EAGAIN), urandom answers at once. */
         nb = h->random;
@@ -697,7 +702,7 @@ static void test_dropin_parked_served_after_pool_seed(void **state) {
         uint64_t first = 0;
         FkMsg m;
 
-        h->config.start_delay_ms = 300;
+        h->config.start_delay_usec = 300 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         for (int i = 0; i < 40; i++) {
                 u[i] = fk_send_read(h->fk[CUSEDEV_RANDOM], NULL, h->random.fh, 131072, 0);
@@ -722,7 +727,7 @@ static void test_ioctls(void **state) {
         int v = 16;
         AddEntropy add = { .entropy_count = 8, .buf_size = 16 };
 
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_RANDOM];
         p = u = r = c = h->random;
@@ -807,7 +812,7 @@ static void test_userns_caller_refused(void **state) {
         assert_true(child > 0);
         h = harness_new();
         h->real_proc = true;
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         ns = root = h->random;
         ns.caller = (FkCaller) { .uid = 65534, .gid = 65534, .pid = (uint32_t) child };
@@ -842,7 +847,7 @@ static void test_malformed_ioctl_frames(void **state) {
         FkMsg m;
         int64_t u;
 
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_RANDOM];
         /* The kernel hands over less than the header promised. */
@@ -872,7 +877,7 @@ static void test_bounded_parking(void **state) {
         int64_t u[10];
         FkMsg m;
 
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         h->config.max_parked = 10;
         assert_int_equal(harness_start(h), 0);
         for (int i = 0; i < 10; i++)
@@ -897,7 +902,7 @@ static void test_stop_answers_parked_readers(void **state) {
         FkMsg m;
         uint8_t buf[8];
 
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         for (int i = 0; i < 100; i++)
                 t[i] = fk_send_read(h->fk[CUSEDEV_TRNG], NULL, h->trng.fh, 32, 0);
@@ -1061,7 +1066,7 @@ static void test_null_device(void **state) {
         FkFile f;
         static uint8_t buf[131072], zero[131072];
 
-        h->config.null_name = strdup("truerandom-null");
+        h->config.device[CONFIG_DEVICE_NULL].name = strdup("truerandom-null");
         assert_int_equal(harness_start(h), 0);
         assert_int_equal(fk_open(h->fk[CUSEDEV_NULL], NULL, O_RDONLY, &f), 0);
         memset(buf, 1, sizeof(buf));
@@ -1074,7 +1079,7 @@ static void test_null_device(void **state) {
 static CtlStatus *control_status(Harness *h) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         static char buf[CTL_REPLY_MAX];
-        CtlRequest req = { .command = CTL_COMMAND_STATUS };
+        CtlRequest req = { .command = ctl_command_from_string("status") };
         CtlReply reply;
         CtlStatus *j = NULL;
         ssize_t n;
@@ -1114,7 +1119,7 @@ static void test_status_accounts_every_byte(void **state) {
         FkMsg m;
         int64_t u;
 
-        h->config.source[CONFIG_SOURCE_FILE].rate = 20000;
+        h->config.source[CONFIG_SOURCE_FILE].params.rate = 20000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         for (int i = 0; i < 50; i++) {
@@ -1218,9 +1223,9 @@ static void test_vm_generation_change_purges_store(void **state) {
         randombytes_buf_deterministic(samples, sizeof(samples), seed);
         /* Enough for the startup test, the first seed and a full store. */
         assert_int_equal(write(w, samples, 4608), 4608);
-        free(h->config.source[CONFIG_SOURCE_FILE].path);
-        h->config.source[CONFIG_SOURCE_FILE].path = strdup(fifo);
-        h->config.source[CONFIG_SOURCE_FILE].loop = false;
+        free((char *) h->config.source[CONFIG_SOURCE_FILE].params.path);
+        h->config.source[CONFIG_SOURCE_FILE].params.path = strdup(fifo);
+        h->config.source[CONFIG_SOURCE_FILE].params.loop = false;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         /* Full, or one short when the first seed took a block after it
@@ -1293,7 +1298,7 @@ static void test_reseed_ioctl_before_readers(void **state) {
         int v = 256;
 
         h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
-        h->config.source[CONFIG_SOURCE_FILE].rate = 640;
+        h->config.source[CONFIG_SOURCE_FILE].params.rate = 640;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_RANDOM];
         p = h->random;
@@ -1387,12 +1392,12 @@ static Harness *auto_harness(AutoWorld *w, bool credit_auto, uint32_t credit_mbi
         Harness *h = harness_new();
         SourceConfig *f = &h->config.source[CONFIG_SOURCE_FILE];
 
-        free(f->path);
-        f->path = strdup(w->samples);
+        free((char *) f->params.path);
+        f->params.path = strdup(w->samples);
         f->credit_auto = credit_auto;
         f->credit_mbits = credit_mbits;
         f->credit_cap_mbits = 8000;
-        f->rate = 100000;
+        f->params.rate = 100000;
         h->config.assess_samples = 50000;
         free(h->config.state_directory);
         h->config.state_directory = strdup(w->state);
@@ -1959,7 +1964,7 @@ static void test_reseed_storm_rate_limited(void **state) {
         Storm calm, rough;
         double calm_share, rough_share;
 
-        h->config.source[CONFIG_SOURCE_FILE].rate = 40000;
+        h->config.source[CONFIG_SOURCE_FILE].params.rate = 40000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         calm = storm(h, RNDGETENTCNT);
@@ -1995,7 +2000,7 @@ static void test_held_reseed_falls_due(void **state) {
         bool pending = true;
         CtlStatus *j;
 
-        h->config.min_reseed_interval_ms = 300;
+        h->config.min_reseed_interval_usec = 300 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         p = h->random;
@@ -2100,7 +2105,7 @@ static Harness *start_parking(unsigned start_delay_ms) {
         Harness *h = harness_new();
 
         h->config.max_parked = 90;
-        h->config.start_delay_ms = start_delay_ms;
+        h->config.start_delay_usec = start_delay_ms * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         return h;
 }
@@ -2249,7 +2254,7 @@ static void test_userns_callers_share_one_quota(void **state) {
         /* max_open_per_uid holds them together too; a host uid still opens. */
         h = harness_new();
         h->config.max_open_per_uid = 4;
-        h->config.start_delay_ms = 600000;
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
         assert_int_equal(harness_start(h), 0);
         for (uint32_t i = 0; i < NS_UIDS; i++) {
                 FkCaller c = show_caller(h, i, 100000 + i, true);
@@ -2302,7 +2307,7 @@ static void test_long_dropin_read_signal(void **state) {
         ssize_t n;
 
         assert_non_null(buf);
-        h->config.null_name = strdup("truerandom-null");
+        h->config.device[CONFIG_DEVICE_NULL].name = strdup("truerandom-null");
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         for (CuseDevKind k = CUSEDEV_RANDOM; k <= CUSEDEV_NULL; k++) {

@@ -58,8 +58,8 @@ static int start(int k, char *log, size_t log_size) {
         assert_int_equal(fakedaemon_new("startup", "startup", &fd), 0);
         assert_int_equal(fakedaemon_config(fd, &c), 0);
         c.source[CONFIG_SOURCE_KERNEL].enable = false;
-        free(c.source[CONFIG_SOURCE_FILE].path);
-        c.source[CONFIG_SOURCE_FILE].path = strdup("/dev/zero");
+        free((char *) c.source[CONFIG_SOURCE_FILE].params.path);
+        c.source[CONFIG_SOURCE_FILE].params.path = strdup("/dev/zero");
 
         /* What the daemon writes to stderr, into a file. */
         snprintf(path, sizeof(path), "%s/log", fd->dir);

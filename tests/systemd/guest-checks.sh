@@ -20,6 +20,9 @@
 #   the daemon seeds and is ready within a second or two after a restart.
 # - check 8: an added file source replaying one byte, which the repetition
 #   count test rejects at once.
+# - check 12: the man page's example of a group of its own.
+# - check 13 (after the purge): the previous release's package with a
+#   local setting, then this one over it.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive SYSTEMD_PAGER=cat
@@ -208,8 +211,13 @@ config() {
 # ------------------------------------------------------------------
 # setup: the package, with apt, offline (its dependencies are in the image)
 
-mkdir -p $T
 echo "INFO systemd $(systemctl --version | awk 'NR == 1 { print $2 }'), userspace started at $(secs $(($(systemctl show -P UserspaceTimestampMonotonic) / 1000))), checks start at uptime $(cut -d' ' -f1 /proc/uptime) s"
+# /dev/cuse and /dev/hwrng as the system has them without the package:
+# purge must give them back (check 9).
+mkdir -p $T
+for n in cuse hwrng; do
+        mode_of /dev/$n > $T/$n.before
+done
 t0=$(now_ms)
 deb=$(ls /var/cache/truerandom-test/truerandom_*.deb)
 if apt-get install -y -q "$deb" > $T/apt.log 2>&1; then
@@ -388,8 +396,11 @@ end 2-reload
 
 # ------------------------------------------------------------------
 # 3. stop with 20 parked readers: each gets an error, the nodes go, the
-# unit is inactive within 5 s. min_healthy = 2 with jitter alone keeps
-# /dev/truerandom from serving, so every read stays parked.
+# daemon stops by itself (systemd never has to time it out and kill it:
+# the unit's Result is "success"). min_healthy = 2 with jitter alone keeps
+# /dev/truerandom from serving, so every read stays parked. How long the
+# stop took is a figure, not a verdict: a loaded host stretches a TCG
+# guest's systemd.
 
 begin
 config '[pool]\nmin_healthy = 2\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n'
@@ -403,12 +414,14 @@ systemctl reload $UNIT
 wait_until 10000 waiting_at_least 20 || problem "the daemon reports '$(waiting)' readers waiting"
 note "$(in_cuse_read) readers in a CUSE read, $(waiting) parked"
 t0=$(now_ms)
+t0_s=$(date +%s)
 systemctl stop $UNIT || problem "systemctl stop failed"
-wait_until 5000 unit_is $UNIT inactive
+wait_until 60000 unit_is $UNIT inactive || problem "$UNIT is $(systemctl is-active $UNIT) a minute after stop"
 stop_ms=$(($(now_ms) - t0))
-[ $stop_ms -le 5000 ] || problem "$UNIT is $(systemctl is-active $UNIT) $(secs $stop_ms) after stop"
-note "inactive after $(secs $stop_ms)"
-wait_until 5000 none_alive "${readers[@]}" || problem "$(alive "${readers[@]}") readers still blocked"
+[ "$(prop $UNIT Result)" = success ] || problem "stop result '$(prop $UNIT Result)' (a timeout, or killed)"
+journal_has "$t0_s" "stopped" || problem "the daemon did not say 'stopped'"
+note "inactive after $(secs $stop_ms), result $(prop $UNIT Result)"
+wait_until 30000 none_alive "${readers[@]}" || problem "$(alive "${readers[@]}") readers still blocked"
 errors=$(reader_errors)
 note "$errors"
 case "$errors" in "20 of 20 "*) ;; *) problem "$errors" ;; esac
@@ -647,8 +660,51 @@ note "kernel log: fd 0 $fd0, $kmsg descriptor on /dev/kmsg, taken from standard 
 end 11-nonroot
 
 # ------------------------------------------------------------------
+# 12. the man page's example of a group of its own (truerandomd.conf(5),
+# EXAMPLES), as shipped: its two files taken from the page's source, its
+# commands run; a member of that group reads, a member of truerandom only
+# is refused, the node carries the new group.
+
+# man_example N: the Nth ``` block after "A group of your own" in the page.
+man_example() {
+        awk -v want="$1" '/^A group of your own/ { on = 1 } on && /^```$/ { n++; next }
+                on && n == 2 * want - 1 { print }' /var/cache/truerandom-test/truerandomd.conf.5.scd
+}
+
+begin
+conf_block=$(man_example 1)
+rule_block=$(man_example 2)
+group=$(printf '%s\n' "$conf_block" | sed -n 's/^group = //p')
+[ -n "$group" ] && [ -n "$rule_block" ] || problem "no example in the page: '$conf_block' '$rule_block'"
+printf '%s\n' "$conf_block" > $CONF
+printf '%s\n' "$rule_block" > /etc/udev/rules.d/61-truerandom-local.rules
+groupadd --system "$group"
+useradd -M -N -G "$group" example
+udevadm control --reload-rules && systemctl restart $UNIT || problem "the example's commands failed"
+udevadm settle
+mode_is $TRNG "440 root:$group" || problem "$TRNG is $(mode_of $TRNG)"
+n=$(read_count example $TRNG 32)
+[ "$n" = 32 ] || problem "a member of $group read $n of 32 bytes"
+out=$(timeout 20 setpriv --reuid="$(id -u tester)" --regid="$(id -g tester)" --init-groups head -c 1 $TRNG 2>&1 >/dev/null)
+case "$out" in
+*"Permission denied"*) ;;
+*) problem "tester (truerandom only) got '$out' instead of EACCES" ;;
+esac
+note "group $group: $TRNG $(mode_of $TRNG), its member read $n bytes, others EACCES"
+rm -f /etc/udev/rules.d/61-truerandom-local.rules
+userdel example
+groupdel "$group"
+cp $ORIG $CONF
+udevadm control --reload-rules
+systemctl restart $UNIT || problem "the package's configuration did not start again"
+udevadm settle
+mode_is $TRNG "440 root:truerandom" || problem "after the example $TRNG is $(mode_of $TRNG)"
+end 12-example
+
+# ------------------------------------------------------------------
 # 9. purge: what the package added is gone (the group too: the package
-# created it and, without tester, it has no members).
+# created it and, without tester, it has no members), and /dev/cuse and
+# /dev/hwrng are as they were before the install.
 
 begin
 userdel tester
@@ -667,8 +723,60 @@ left=$(find /etc/systemd/system -name '*truerandom*' ! -name truerandom-checks.s
 ! getent group truerandom >/dev/null || problem "group truerandom still exists"
 status=$(dpkg-query -W -f='${Status}' truerandom 2>/dev/null)
 case "$status" in "" | *not-installed*) ;; *) problem "dpkg status '$status'" ;; esac
-note "unit, node, config, group and enablement gone"
+for n in cuse hwrng; do
+        [ "$(mode_of /dev/$n)" = "$(cat $T/$n.before)" ] ||
+                problem "/dev/$n is $(mode_of /dev/$n), was $(cat $T/$n.before) before the install"
+done
+note "unit, node, config, group and enablement gone; /dev/cuse $(mode_of /dev/cuse), /dev/hwrng $(mode_of /dev/hwrng) as before"
 end 9-purge
+
+# ------------------------------------------------------------------
+# 13. upgrade: the previous release's package (built from the commit
+# run-systemd-suite.sh names) installed and running, a local setting in
+# /etc/truerandomd.conf and the state it wrote; then this package over it,
+# unattended as a fleet upgrades (--force-confdef --force-confold): the
+# setting, the state and the running service are kept, and the new
+# version serves.
+
+begin
+old=$(ls /var/cache/truerandom-test/old/truerandom_*.deb 2>/dev/null)
+if [ -z "$old" ]; then
+        problem "no previous package in the image (see run-systemd-suite.sh's output)"
+else
+        if ! apt-get install -y -q "$old" > $T/apt-old.log 2>&1; then
+                problem "installing $(basename "$old") failed: $(tail -n 3 $T/apt-old.log | paste -sd'|' -)"
+        fi
+        wait_until 120000 unit_is $UNIT active || problem "the previous release is $(systemctl is-active $UNIT)"
+        # A local setting both releases read, as an administrator makes it:
+        # the shipped line uncommented and changed in place.
+        sed -i 's/^#reseed_interval = 60$/reseed_interval = 77/' $CONF
+        grep -q '^reseed_interval = 77$' $CONF || problem "the shipped $CONF has no '#reseed_interval = 60' line"
+        systemctl restart $UNIT || problem "the previous release did not restart with the local setting"
+        state_before=$(cd /var/lib/truerandomd 2>/dev/null && find . -type f | sort)
+        pid=$(prop $UNIT MainPID)
+        t0=$(now_ms)
+        if ! apt-get install -y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+                        "$deb" > $T/apt-upgrade.log 2>&1; then
+                problem "the upgrade failed: $(tail -n 3 $T/apt-upgrade.log | paste -sd'|' -)"
+        fi
+        note "$(basename "$old") -> $(basename "$deb") in $(secs $(($(now_ms) - t0)))"
+        wait_until 60000 unit_is $UNIT active || problem "after the upgrade $UNIT is $(systemctl is-active $UNIT)"
+        [ "$(prop $UNIT MainPID)" != "$pid" ] || problem "the upgrade did not restart the daemon (pid $pid)"
+        grep -q '^reseed_interval = 77$' $CONF || problem "the local setting is gone from $CONF"
+        state_after=$(cd /var/lib/truerandomd 2>/dev/null && find . -type f | sort)
+        [ -n "$state_before" ] || problem "the previous release wrote no state to keep"
+        for f in $state_before; do
+                printf '%s\n' "$state_after" | grep -qxF "$f" || problem "the upgrade lost the state file $f"
+        done
+        note "state kept: $(echo "$state_before" | paste -sd' ' -)"
+        n=$(timeout 60 head -c 32 $TRNG 2>/dev/null | wc -c)
+        [ "$n" = 32 ] || problem "after the upgrade root read $n of 32 bytes"
+        ver=$(dpkg-query -W -f='${Version}' truerandom)
+        [ "$ver" = "$(dpkg-deb -f "$deb" Version)" ] || problem "dpkg says version $ver"
+        note "version $ver serving"
+        apt-get purge -y -q truerandom > $T/purge2.log 2>&1 || problem "purge after the upgrade failed"
+fi
+end 13-upgrade
 
 echo "SUMMARY: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -28,7 +28,8 @@ build=$(cd "$2" && pwd)
 start=${EPOCHREALTIME//[.,]/}
 work=$build/systemd-suite
 log=$work/console.log
-checks="0-auto 1-start 2-reload 3-stop 4-restart 5-watchdog 6-dropin 7-analyze 8-journal 10-nosource 11-nonroot 9-purge"
+checks="0-auto 1-start 2-reload 3-stop 4-restart 5-watchdog 6-dropin 7-analyze 8-journal 10-nosource 11-nonroot 12-example
+        9-purge 13-upgrade"
 # Bump when the recipe below changes what a cached root file system holds.
 recipe=1
 
@@ -45,7 +46,7 @@ stopwatch() {
 
 vm_require qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod depmod:kmod \
         cpio:cpio dpkg-deb:dpkg apt-get:apt debootstrap:debootstrap mkfs.ext4:e2fsprogs \
-        dpkg-buildpackage:dpkg-dev dh:debhelper fakeroot:fakeroot
+        dpkg-buildpackage:dpkg-dev dh:debhelper fakeroot:fakeroot git:git
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -103,6 +104,30 @@ deb=$(ls "$work"/deb/truerandom_"${version}"_*.deb)
 rm -rf "$pkgsrc"
 echo "systemd: built $(basename "$deb"): $(dpkg-deb -f "$deb" Depends)"
 stopwatch deb
+
+# The previous release's package, for the upgrade check (13-upgrade): built
+# from the last commit that landed before this release's work (move it on
+# at each release), without its build-time tests. It needs the tree's git
+# history (a clone, not an export): without it the check fails and says so.
+upgrade_from=1c1f6c6a886e046c1babf1d34317a36eb9ad71fa
+old_deb=
+if git -C "$src" cat-file -e "$upgrade_from^{commit}" 2>/dev/null; then
+        oldsrc=$work/deb-old/truerandom-old
+        mkdir -p "$oldsrc"
+        git -C "$src" archive "$upgrade_from" | tar -C "$oldsrc" -xf -
+        install_build_deps "$oldsrc"
+        if (cd "$oldsrc" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc) > "$work/deb-old/build.log" 2>&1; then
+                old_deb=$(ls "$work"/deb-old/truerandom_*.deb)
+                echo "systemd: built the previous release $(basename "$old_deb") from ${upgrade_from:0:12}"
+        else
+                tail -n 20 "$work/deb-old/build.log"
+                echo "systemd: building the previous release failed (log: $work/deb-old/build.log)"
+        fi
+        rm -rf "$oldsrc"
+else
+        echo "systemd: commit $upgrade_from is not in $src's history: no previous release to upgrade from"
+fi
+stopwatch deb-old
 
 # ------------------------------------------------------------------
 # The root file system: debootstrap --variant=minbase of this machine's
@@ -166,6 +191,9 @@ rm -f "$stage/.complete"
 mkdir -p "$stage/lib/modules"
 cp -a "$kroot/lib/modules/$kver" "$stage/lib/modules/"
 install -D -m 644 "$deb" "$stage/var/cache/truerandom-test/$(basename "$deb")"
+[ -z "$old_deb" ] || install -D -m 644 "$old_deb" "$stage/var/cache/truerandom-test/old/$(basename "$old_deb")"
+# The man page's example (check 12) is run as its source has it.
+install -D -m 644 "$src/man/truerandomd.conf.5.scd" "$stage/var/cache/truerandom-test/truerandomd.conf.5.scd"
 install -D -m 755 "$here/guest-checks.sh" "$stage/usr/local/sbin/truerandom-checks"
 install -D -m 755 "$here/../vm/undropped-threads" "$stage/usr/local/bin/undropped-threads"
 install -D -m 644 "$here/truerandom-checks.service" "$stage/etc/systemd/system/truerandom-checks.service"

@@ -95,7 +95,7 @@ static void machine(Identity *id) {
 }
 
 static Assessment sample_assessment(void) {
-        Assessment a = { .date = 1764767611, .seconds = 5.25 };
+        Assessment a = { .date = 1764767611, .duration_usec = 5250000 };
         uint8_t *buf = malloc(20000);
 
         assert_non_null(buf);
@@ -316,7 +316,7 @@ static void test_save_and_load(void **state) {
         assert_true(identity_equal(&a.identity, &back.identity, NULL, 0));
         assert_report_equal(&a.report, &back.report);
         assert_int_equal(back.date, a.date);
-        assert_true(fabs(back.seconds - a.seconds) < 0.06);
+        assert_true(fabs(usec_to_seconds(back.duration_usec) - usec_to_seconds(a.duration_usec)) < 0.06);
 
         /* A second source joins the first. */
         identity_set_sampler(&f.identity, "file", &fp);
@@ -602,7 +602,7 @@ static void test_assessor_measures_and_stores(void **state) {
                 (void) !read(efd, &n, sizeof(n));
                 assessor_get_progress(a, &pr);
                 saw[pr.phase] = true;
-                calibrated = calibrated || (pr.expected_s > 0 && pr.capture_rate > 0);
+                calibrated = calibrated || (pr.expected_usec > 0 && pr.capture_rate > 0);
         }
         assert_int_equal(assessor_result(a, &res, &save_error), 0);
         a = assessor_free(a);
@@ -614,7 +614,7 @@ static void test_assessor_measures_and_stores(void **state) {
         /* Exactly 2 bits per sample: measured a little below, never above. */
         assert_int_equal(res.report.samples, 50000);
         assert_true(res.report.min_entropy > 1.85 && res.report.min_entropy <= 2.0);
-        assert_true(res.seconds > 0);
+        assert_true(res.duration_usec > 0);
         assert_string_equal(res.identity.source, "file");
 
         assert_int_equal(assessment_load(dirfd_, "file", &back, why, sizeof(why)), 0);

@@ -32,22 +32,21 @@ static bool streq_null(const char *a, const char *b) {
 }
 
 static void assert_config_equal(const Config *a, const Config *b) {
-        assert_string_equal(a->trng_name, b->trng_name);
-        assert_string_equal(a->random_name, b->random_name);
-        assert_string_equal(a->urandom_name, b->urandom_name);
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++) {
+                assert_true(streq_null(a->device[i].name, b->device[i].name));
+                assert_int_equal(a->device[i].mode, b->device[i].mode);
+                assert_int_equal(a->device[i].enable, b->device[i].enable);
+        }
         assert_string_equal(a->group, b->group);
-        assert_int_equal(a->trng_mode, b->trng_mode);
-        assert_int_equal(a->random_mode, b->random_mode);
-        assert_int_equal(a->dropin, b->dropin);
         assert_int_equal(a->max_parked, b->max_parked);
         assert_int_equal(a->max_parked_per_uid, b->max_parked_per_uid);
         assert_int_equal(a->max_open_per_uid, b->max_open_per_uid);
         assert_int_equal(a->store_blocks, b->store_blocks);
         assert_int_equal(a->low_water, b->low_water);
         assert_int_equal(a->min_healthy, b->min_healthy);
-        assert_int_equal(a->start_delay_ms, b->start_delay_ms);
-        assert_int_equal(a->reseed_interval, b->reseed_interval);
-        assert_int_equal(a->min_reseed_interval_ms, b->min_reseed_interval_ms);
+        assert_int_equal(a->start_delay_usec, b->start_delay_usec);
+        assert_int_equal(a->reseed_interval_usec, b->reseed_interval_usec);
+        assert_int_equal(a->min_reseed_interval_usec, b->min_reseed_interval_usec);
         assert_string_equal(a->socket_path, b->socket_path);
         assert_int_equal(a->assess_samples, b->assess_samples);
         assert_string_equal(a->state_directory, b->state_directory);
@@ -58,11 +57,11 @@ static void assert_config_equal(const Config *a, const Config *b) {
                 assert_int_equal(x->credit_mbits, y->credit_mbits);
                 assert_int_equal(x->credit_auto, y->credit_auto);
                 assert_int_equal(x->credit_cap_mbits, y->credit_cap_mbits);
-                assert_true(streq_null(x->path, y->path));
-                assert_int_equal(x->loop, y->loop);
-                assert_int_equal(x->rate, y->rate);
-                assert_int_equal(x->jitter_buffer, y->jitter_buffer);
-                assert_int_equal(x->jitter_accesses, y->jitter_accesses);
+                assert_true(streq_null(x->params.path, y->params.path));
+                assert_int_equal(x->params.loop, y->params.loop);
+                assert_int_equal(x->params.rate, y->params.rate);
+                assert_int_equal(x->params.jitter_buffer, y->params.jitter_buffer);
+                assert_int_equal(x->params.jitter_accesses, y->params.jitter_accesses);
         }
 }
 
@@ -84,14 +83,18 @@ static void test_defaults(void **state) {
         Config c;
 
         assert_int_equal(config_init_defaults(&c), 0);
-        assert_string_equal(c.trng_name, "truerandom");
-        assert_string_equal(c.random_name, "truerandom-random");
-        assert_string_equal(c.urandom_name, "truerandom-urandom");
-        assert_null(c.null_name);
+        assert_string_equal(c.device[CONFIG_DEVICE_TRNG].name, "truerandom");
+        assert_string_equal(c.device[CONFIG_DEVICE_RANDOM].name, "truerandom-random");
+        assert_string_equal(c.device[CONFIG_DEVICE_URANDOM].name, "truerandom-urandom");
+        assert_null(c.device[CONFIG_DEVICE_NULL].name);
         assert_string_equal(c.group, "truerandom");
-        assert_int_equal(c.trng_mode, 0440);
-        assert_int_equal(c.random_mode, 0666);
-        assert_true(c.dropin);
+        assert_int_equal(c.device[CONFIG_DEVICE_TRNG].mode, 0440);
+        assert_int_equal(c.device[CONFIG_DEVICE_RANDOM].mode, 0666);
+        assert_int_equal(c.device[CONFIG_DEVICE_URANDOM].mode, 0666);
+        assert_int_equal(c.device[CONFIG_DEVICE_NULL].mode, 0666);
+        assert_true(c.device[CONFIG_DEVICE_RANDOM].enable && c.device[CONFIG_DEVICE_URANDOM].enable);
+        assert_true(config_device_served(&c.device[CONFIG_DEVICE_TRNG]));
+        assert_false(config_device_served(&c.device[CONFIG_DEVICE_NULL]));
         assert_int_equal(c.max_parked, 16384);
         /* Unset: max_parked / 9, so that 8 uids at quota and root fit. */
         assert_int_equal(c.max_parked_per_uid, 0);
@@ -100,9 +103,9 @@ static void test_defaults(void **state) {
         assert_int_equal(c.store_blocks, 1024);
         assert_int_equal(c.low_water, 256);
         assert_int_equal(c.min_healthy, 1);
-        assert_int_equal(c.start_delay_ms, 0);
-        assert_int_equal(c.reseed_interval, 60);
-        assert_int_equal(c.min_reseed_interval_ms, 1000);
+        assert_int_equal(c.start_delay_usec, 0);
+        assert_int_equal(c.reseed_interval_usec, 60 * USEC_PER_SEC);
+        assert_int_equal(c.min_reseed_interval_usec, 1000 * USEC_PER_MSEC);
         assert_string_equal(c.socket_path, RUNSTATEDIR "/truerandomd/control");
         assert_int_equal(c.assess_samples, 1000000);
         assert_string_equal(c.state_directory, "/var/lib/truerandomd");
@@ -113,13 +116,13 @@ static void test_defaults(void **state) {
         assert_true(c.source[CONFIG_SOURCE_JITTER].credit_auto);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 0);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_cap_mbits, 1000);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 4096 * 1024);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 64);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].params.jitter_buffer, 4096 * 1024);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].params.jitter_accesses, 64);
         assert_true(c.source[CONFIG_SOURCE_RDSEED].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_RDSEED].credit_mbits, 250);
         assert_true(c.source[CONFIG_SOURCE_HWRNG].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_HWRNG].credit_mbits, 4000);
-        assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].path, "/dev/hwrng");
+        assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].params.path, "/dev/hwrng");
         assert_true(c.source[CONFIG_SOURCE_KERNEL].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_KERNEL].credit_mbits, 0);
         assert_false(c.source[CONFIG_SOURCE_RDSEED].credit_auto);
@@ -128,9 +131,9 @@ static void test_defaults(void **state) {
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
         assert_false(c.source[CONFIG_SOURCE_FILE].credit_auto);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 8000);
-        assert_null(c.source[CONFIG_SOURCE_FILE].path);
-        assert_false(c.source[CONFIG_SOURCE_FILE].loop);
-        assert_int_equal(c.source[CONFIG_SOURCE_FILE].rate, 0);
+        assert_null(c.source[CONFIG_SOURCE_FILE].params.path);
+        assert_false(c.source[CONFIG_SOURCE_FILE].params.loop);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].params.rate, 0);
 
         assert_string_equal(config_source_name(CONFIG_SOURCE_JITTER), "jitter");
         assert_string_equal(config_source_name(CONFIG_SOURCE_FILE), "file");
@@ -232,24 +235,28 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(config_load(conf, false, &c, &error), 0);
         assert_null(error);
 
-        assert_string_equal(c.trng_name, "trng0");
-        assert_string_equal(c.null_name, "zeros");
-        assert_string_equal(c.random_name, "rnd.0");
-        assert_string_equal(c.urandom_name, "urnd_0");
+        assert_string_equal(c.device[CONFIG_DEVICE_TRNG].name, "trng0");
+        assert_string_equal(c.device[CONFIG_DEVICE_NULL].name, "zeros");
+        assert_string_equal(c.device[CONFIG_DEVICE_RANDOM].name, "rnd.0");
+        assert_string_equal(c.device[CONFIG_DEVICE_URANDOM].name, "urnd_0");
         assert_string_equal(c.group, "4242");
-        assert_int_equal(c.trng_mode, 0400);
-        assert_int_equal(c.random_mode, 0644);
-        assert_false(c.dropin);
+        assert_int_equal(c.device[CONFIG_DEVICE_TRNG].mode, 0400);
+        /* random_mode is the mode of every device but /dev/truerandom. */
+        assert_int_equal(c.device[CONFIG_DEVICE_RANDOM].mode, 0644);
+        assert_int_equal(c.device[CONFIG_DEVICE_URANDOM].mode, 0644);
+        assert_int_equal(c.device[CONFIG_DEVICE_NULL].mode, 0644);
+        assert_false(c.device[CONFIG_DEVICE_RANDOM].enable || c.device[CONFIG_DEVICE_URANDOM].enable);
+        assert_true(c.device[CONFIG_DEVICE_TRNG].enable && c.device[CONFIG_DEVICE_NULL].enable);
         assert_int_equal(c.max_parked, 1000000);
         assert_int_equal(config_max_parked_per_uid(&c), 111111);
         assert_int_equal(c.max_open_per_uid, 1000000);
         assert_int_equal(c.store_blocks, 1048576);
         assert_int_equal(c.low_water, 1048575);
         assert_int_equal(c.min_healthy, 2);
-        assert_int_equal(c.start_delay_ms, 1500);
-        assert_int_equal(c.reseed_interval, 86400);
+        assert_int_equal(c.start_delay_usec, 1500 * USEC_PER_MSEC);
+        assert_int_equal(c.reseed_interval_usec, 86400 * USEC_PER_SEC);
         /* Thousandths of a second, rounded down. */
-        assert_int_equal(c.min_reseed_interval_ms, 250);
+        assert_int_equal(c.min_reseed_interval_usec, 250 * USEC_PER_MSEC);
         assert_string_equal(c.socket_path, "/run/x/ctl");
         assert_int_equal(c.assess_samples, 10000000);
         assert_string_equal(c.state_directory, "/srv/trd");
@@ -259,22 +266,22 @@ static void test_full_file_overrides_everything(void **state) {
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 600);
         assert_false(c.source[CONFIG_SOURCE_JITTER].credit_auto);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_buffer, 8192 * 1024);
-        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].jitter_accesses, 128);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].params.jitter_buffer, 8192 * 1024);
+        assert_int_equal(c.source[CONFIG_SOURCE_JITTER].params.jitter_accesses, 128);
         assert_false(c.source[CONFIG_SOURCE_RDSEED].enable);
         /* 1/32 bit is 31.25 millibits: rounded down, never up. */
         assert_int_equal(c.source[CONFIG_SOURCE_RDSEED].credit_mbits, 31);
         assert_false(c.source[CONFIG_SOURCE_HWRNG].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_HWRNG].credit_mbits, 8000);
-        assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].path, "/dev/hwrng1");
+        assert_string_equal(c.source[CONFIG_SOURCE_HWRNG].params.path, "/dev/hwrng1");
         assert_false(c.source[CONFIG_SOURCE_KERNEL].enable);
         assert_true(c.source[CONFIG_SOURCE_FILE].enable);
         assert_true(c.source[CONFIG_SOURCE_FILE].credit_auto);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_mbits, 0);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].credit_cap_mbits, 7999);
-        assert_string_equal(c.source[CONFIG_SOURCE_FILE].path, "/var/lib/raw.bin");
-        assert_true(c.source[CONFIG_SOURCE_FILE].loop);
-        assert_int_equal(c.source[CONFIG_SOURCE_FILE].rate, 1000000000);
+        assert_string_equal(c.source[CONFIG_SOURCE_FILE].params.path, "/var/lib/raw.bin");
+        assert_true(c.source[CONFIG_SOURCE_FILE].params.loop);
+        assert_int_equal(c.source[CONFIG_SOURCE_FILE].params.rate, 1000000000);
         config_done(&c);
 }
 
@@ -552,6 +559,69 @@ static void test_credit_is_rounded_down(void **state) {
         }
 }
 
+/* Devices that share a mode key share its default; every key is one
+ * device's name or some devices' mode. */
+static void test_device_rows(void **state) {
+        for (int i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                for (int j = 0; j < i; j++) {
+                        const ConfigDeviceRow *a = &config_devices[i], *b = &config_devices[j];
+
+                        assert_string_not_equal(a->name_key, b->name_key);
+                        assert_string_not_equal(a->name_key, b->mode_key);
+                        if (strcmp(a->mode_key, b->mode_key) == 0)
+                                assert_int_equal(a->default_mode, b->default_mode);
+                }
+}
+
+/* Every key of a source row's own is read in [source.NAME] into its field,
+ * from the row alone; a path key's line is kept for FILE:LINE. */
+static void test_source_keys_from_rows(void **state) {
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                const SourceOps *ops = source_all[s];
+
+                for (int k = 0; k < SOURCE_KEYS_MAX && ops->keys[k].name; k++) {
+                        const SourceKey *key = &ops->keys[k];
+                        char text[256], value[32], *error = NULL;
+                        const uint8_t *field;
+                        const char *path;
+                        Config c;
+
+                        if (key->type == SOURCE_KEY_BOOL)
+                                snprintf(value, sizeof(value), "yes");
+                        else if (key->type == SOURCE_KEY_PATH || key->type == SOURCE_KEY_PATH_NONE)
+                                snprintf(value, sizeof(value), "/srv/x");
+                        else
+                                snprintf(value, sizeof(value), "%llu", (unsigned long long) key->max);
+                        snprintf(text, sizeof(text), "[source.%s]\n%s = %s\n", ops->name, key->name, value);
+                        write_conf(text);
+                        if (config_load(conf, false, &c, &error) < 0)
+                                fail_msg("[source.%s] %s: %s", ops->name, key->name, error);
+                        field = (const uint8_t *) &c.source[s].params + key->offset;
+                        switch (key->type) {
+                        case SOURCE_KEY_BOOL:
+                                assert_true(*(const bool *) field);
+                                break;
+                        case SOURCE_KEY_UNSIGNED:
+                                assert_int_equal(*(const unsigned *) field, key->max);
+                                break;
+                        case SOURCE_KEY_U64:
+                                assert_int_equal(*(const uint64_t *) field, key->max);
+                                break;
+                        case SOURCE_KEY_KIB:
+                                assert_int_equal(*(const size_t *) field, key->max * 1024);
+                                break;
+                        case SOURCE_KEY_PATH:
+                        case SOURCE_KEY_PATH_NONE:
+                                memcpy(&path, field, sizeof(path));
+                                assert_string_equal(path, "/srv/x");
+                                assert_int_equal(c.source[s].path_line, 2);
+                                break;
+                        }
+                        config_done(&c);
+                }
+        }
+}
+
 /* SIGHUP with a broken file: the running configuration stays as it was. */
 static void test_bad_reload_keeps_previous(void **state) {
         Config running, reference;
@@ -590,6 +660,8 @@ int main(void) {
                 cmocka_unit_test(test_credit_auto),
                 cmocka_unit_test(test_credit_is_rounded_down),
                 cmocka_unit_test(test_bad_reload_keeps_previous),
+                cmocka_unit_test(test_device_rows),
+                cmocka_unit_test(test_source_keys_from_rows),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -160,8 +160,8 @@ static void test_stall_ends_it(void **state) {
         src.forever_from = 1;
         src.script[0] = -EAGAIN;
         assert_int_equal(capture_run(&fake_ops, NULL, sizeof(buf), 1, capture_to_buffer, buf), -ETIMEDOUT);
-        assert_true(fake_ns - 1000000000U >= (uint64_t) CAPTURE_STALL_MS * 1000000U);
-        assert_true(fake_ns - 1000000000U < (uint64_t) (CAPTURE_STALL_MS + 2000U) * 1000000U);
+        assert_true(fake_ns - 1000000000U >= (uint64_t) CAPTURE_STALL_USEC * 1000U);
+        assert_true(fake_ns - 1000000000U < (uint64_t) (CAPTURE_STALL_USEC + 2U * USEC_PER_SEC) * 1000U);
         assert_int_equal(src.closes, src.opens);
 }
 

@@ -897,8 +897,8 @@ static void test_block_waits_for_its_window(void **state) {
  * last window and run over its samples close: never earlier, and never more
  * than one window (or one run under the RCT cutoff) after it was finished.
  * Runs just under the cutoff are planted across every window boundary, so
- * the RCT, not only the APT, holds blocks back, and the pending ring is at
- * its fullest at 8 bits per sample. */
+ * the RCT, not only the APT, holds blocks back, and the ring of held blocks
+ * (pool/pending.h) is at its fullest at 8 bits per sample. */
 static void check_release_timing(uint32_t credit, unsigned run) {
         const size_t n = 12000;
         uint8_t *data = make_samples(n, 0, 0x7133 + credit);

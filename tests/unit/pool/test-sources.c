@@ -169,6 +169,51 @@ static void test_lookup(void **state) {
         assert_int_equal(n, 5);
 }
 
+/* Every row says what the configuration, reload, --check-config and the
+ * help read from it, and nothing they would misread. */
+static void test_rows(void **state) {
+        static const char *const common[] = { "enable", "credit", "credit_cap" };
+
+        for (const SourceOps *const *s = source_all; *s; s++) {
+                const SourceOps *o = *s;
+                const SourceDefaults *d = &o->defaults;
+                bool has_path = false;
+
+                assert_non_null(o->help);
+                assert_true(strlen(o->help) > 0 && strlen(o->help) < 80);
+                assert_true(o->open && o->read && o->max_credit && o->close);
+                assert_true(d->credit_mbits <= 8000 && d->credit_cap_mbits <= 8000);
+                /* auto and its cap only where the estimators judge the noise. */
+                if (o->credit != SOURCE_CREDIT_MEASURED)
+                        assert_true(!d->credit_auto && d->credit_cap_mbits == 0);
+                if (d->credit_auto)
+                        assert_true(d->credit_mbits == 0 && d->credit_cap_mbits > 0);
+                if (o->credit == SOURCE_CREDIT_NEVER)
+                        assert_true(d->credit_mbits == 0 && !o->credit_required);
+                for (int k = 0; k < SOURCE_KEYS_MAX && o->keys[k].name; k++) {
+                        const SourceKey *key = &o->keys[k];
+
+                        for (size_t c = 0; c < sizeof(common) / sizeof(common[0]); c++)
+                                assert_string_not_equal(key->name, common[c]);
+                        for (int j = 0; j < k; j++)
+                                assert_string_not_equal(key->name, o->keys[j].name);
+                        assert_true(key->offset < sizeof(SourceParams));
+                        assert_true(key->min <= key->max);
+                        if (key->offset == offsetof(SourceParams, path)) {
+                                assert_true(key->type == SOURCE_KEY_PATH || key->type == SOURCE_KEY_PATH_NONE);
+                                has_path = true;
+                        }
+                }
+                /* A default path only where a key can change it; one that
+                 * may not be none, always. */
+                if (d->params.path)
+                        assert_true(has_path && d->params.path[0] == '/');
+                for (int k = 0; k < SOURCE_KEYS_MAX && o->keys[k].name; k++)
+                        if (o->keys[k].type == SOURCE_KEY_PATH)
+                                assert_non_null(d->params.path);
+        }
+}
+
 /* ---- file --------------------------------------------------------------- */
 
 #define FILE_SIZE 10007U
@@ -322,7 +367,10 @@ static void test_jitter_samples(void **state) {
         size_t total = 0;
         void *s;
 
-        assert_int_equal(source_jitter.default_credit, 150);
+        /* Credited what it measures here, at most 1 bit per sample. */
+        assert_int_equal(source_jitter.credit, SOURCE_CREDIT_MEASURED);
+        assert_true(source_jitter.defaults.credit_auto);
+        assert_int_equal(source_jitter.defaults.credit_cap_mbits, 1000);
         assert_int_equal(source_jitter.open(&p, &s), 0);
         while (total < sizeof(buf)) {
                 ssize_t r = source_jitter.read(s, buf + total, sizeof(buf) - total);
@@ -539,7 +587,7 @@ static void test_rdseed_matches_cpuid(void **state) {
         void *s;
         int r;
 
-        assert_int_equal(source_rdseed.default_credit, 250);
+        assert_int_equal(source_rdseed.defaults.credit_mbits, 250);
         r = source_rdseed.open(NULL, &s);
         if (!cpu_has_rdseed()) {
                 assert_int_equal(r, -ENODEV);
@@ -607,7 +655,8 @@ static void test_kernel_never_credited(void **state) {
         uint8_t a[64], b[64];
         void *s;
 
-        assert_int_equal(source_kernel.default_credit, 0);
+        assert_int_equal(source_kernel.credit, SOURCE_CREDIT_NEVER);
+        assert_int_equal(source_kernel.defaults.credit_mbits, 0);
         assert_int_equal(source_kernel.open(NULL, &s), 0);
         assert_int_equal(source_kernel.max_credit(s), 0);
         assert_int_equal(source_kernel.read(s, a, sizeof(a)), sizeof(a));
@@ -745,6 +794,7 @@ static void test_hwrng_faults(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup(test_lookup, reset_fake),
+                cmocka_unit_test_setup(test_rows, reset_fake),
                 cmocka_unit_test_setup(test_file_replays_then_ends, reset_fake),
                 cmocka_unit_test_setup(test_file_loops, reset_fake),
                 cmocka_unit_test_setup(test_file_errors, reset_fake),

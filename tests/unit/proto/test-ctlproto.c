@@ -1,6 +1,6 @@
 /* test-ctlproto.c - the control protocol's packets: round trips, and what
  * a hostile or confused peer may send (malformed, truncated, oversized,
- * another version). The status payload: test-ctlstatus.c, test-ctlrender.c. */
+ * another version). The status payload: test-ctlstatus.c, test-render.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,21 +15,25 @@
 
 /* ---- requests ------------------------------------------------------------ */
 
+#define STATUS ctl_command_from_string("status")
+#define RESEED ctl_command_from_string("reseed")
+#define RAW ctl_command_from_string("raw")
+
 static int parse_str(const char *s, CtlRequest *ret) {
-        const char *reason = NULL;
-        int r = ctl_request_parse(s, strlen(s), ret, &reason);
+        char reason[CTL_REASON_MAX] = "";
+        int r = ctl_request_parse(s, strlen(s), ret, reason, sizeof(reason));
         if (r < 0)
-                assert_non_null(reason);
+                assert_true(reason[0] != '\0');
         return r;
 }
 
 static void test_request_round_trip(void **state) {
         CtlRequest in[] = {
-                { .command = CTL_COMMAND_STATUS, .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1 },
-                { .command = CTL_COMMAND_RESEED, .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1 },
-                { .command = CTL_COMMAND_RAW, .source = "jitter", .samples = 1000000, .rows = 1 },
-                { .command = CTL_COMMAND_RAW, .source = "hwrng", .samples = 1000, .rows = 1000 },
-                { .command = CTL_COMMAND_RAW, .source = "a.b-c_9", .samples = CTL_RAW_SAMPLES_MAX,
+                { .command = STATUS, .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1 },
+                { .command = RESEED, .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1 },
+                { .command = RAW, .source = "jitter", .samples = 1000000, .rows = 1 },
+                { .command = RAW, .source = "hwrng", .samples = 1000, .rows = 1000 },
+                { .command = RAW, .source = "a.b-c_9", .samples = CTL_RAW_SAMPLES_MAX,
                   .rows = CTL_RAW_ROWS_MAX },
         };
         char buf[CTL_REQUEST_MAX];
@@ -39,8 +43,8 @@ static void test_request_round_trip(void **state) {
                 ssize_t n = ctl_request_format(&in[i], buf, sizeof(buf));
 
                 assert_true(n > 0);
-                assert_int_equal(ctl_request_parse(buf, (size_t) n, &out, NULL), 0);
-                assert_int_equal(out.command, in[i].command);
+                assert_int_equal(ctl_request_parse(buf, (size_t) n, &out, NULL, 0), 0);
+                assert_ptr_equal(out.command, in[i].command);
                 assert_string_equal(out.source, in[i].source);
                 assert_int_equal(out.samples, in[i].samples);
                 assert_int_equal(out.rows, in[i].rows);
@@ -48,7 +52,7 @@ static void test_request_round_trip(void **state) {
 }
 
 static void test_request_wire_form(void **state) {
-        CtlRequest req = { .command = CTL_COMMAND_RAW, .source = "jitter", .samples = 1000, .rows = 1000 };
+        CtlRequest req = { .command = RAW, .source = "jitter", .samples = 1000, .rows = 1000 };
         char buf[CTL_REQUEST_MAX], small[20];
 
         /* What truerandomctl(1) documents for other clients. */
@@ -68,13 +72,13 @@ static void test_request_defaults(void **state) {
         CtlRequest r;
 
         assert_int_equal(parse_str("truerandom-control/1 raw source=jitter", &r), 0);
-        assert_int_equal(r.command, CTL_COMMAND_RAW);
+        assert_ptr_equal(r.command, RAW);
         assert_string_equal(r.source, "jitter");
         assert_int_equal(r.samples, CTL_RAW_SAMPLES_DEFAULT);
         assert_int_equal(r.rows, 1);
         /* A trailing newline is allowed (socat, printf). */
         assert_int_equal(parse_str("truerandom-control/1 status\n", &r), 0);
-        assert_int_equal(r.command, CTL_COMMAND_STATUS);
+        assert_ptr_equal(r.command, STATUS);
         assert_int_equal(parse_str("truerandom-control/1 raw rows=3 samples=7 source=file", &r), 0);
         assert_int_equal(r.rows, 3);
         assert_int_equal(r.samples, 7);
@@ -131,16 +135,73 @@ static void test_request_malformed(void **state) {
                 "GET / HTTP/1.1",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                CtlRequest r = { .command = CTL_COMMAND_RESEED, .samples = 42, .rows = 7 };
+                CtlRequest r = { .command = RESEED, .samples = 42, .rows = 7 };
                 int ret = parse_str(bad[i], &r);
 
                 if (ret != -EBADMSG)
                         fail_msg("'%s' gave %d, not -EBADMSG", bad[i], ret);
                 /* Nothing is written on failure. */
-                assert_int_equal(r.command, CTL_COMMAND_RESEED);
+                assert_ptr_equal(r.command, RESEED);
                 assert_int_equal(r.samples, 42);
                 assert_int_equal(r.rows, 7);
         }
+}
+
+/* The reasons are the daemon's error texts (truerandomctl prints them):
+ * the same words, from the command table's rows. */
+static void test_request_reasons(void **state) {
+        static const struct {
+                const char *request, *reason;
+        } cases[] = {
+                { "truerandom-control/1 status source=jitter", "this command takes no arguments" },
+                { "truerandom-control/1 raw source=jitter source=rdseed", "duplicate source=" },
+                { "truerandom-control/1 raw source=a/b", "invalid source name" },
+                { "truerandom-control/1 raw source=jitter samples=0", "samples must be in [1, 1000000000]" },
+                { "truerandom-control/1 raw source=jitter rows=1000001", "rows must be in [1, 1000000]" },
+                { "truerandom-control/1 raw source=jitter rows=1 rows=1", "duplicate rows=" },
+                { "truerandom-control/1 raw source=jitter restart=yes", "unknown argument" },
+                { "truerandom-control/1 raw source=jitter samples", "argument is not key=value" },
+                { "truerandom-control/1 raw samples=5", "raw needs source=NAME" },
+                { "truerandom-control/1 raw  source=jitter", "empty argument (two spaces?)" },
+                { "truerandom-control/1 frobnicate", "unknown command" },
+                { "truerandom-control/2 status", "unsupported protocol version (this daemon speaks 1)" },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char reason[CTL_REASON_MAX] = "";
+                CtlRequest r;
+
+                assert_true(ctl_request_parse(cases[i].request, strlen(cases[i].request), &r, reason,
+                                              sizeof(reason)) < 0);
+                assert_string_equal(reason, cases[i].reason);
+        }
+}
+
+/* Every command of the table goes over the wire and back, each of its
+ * arguments at a bound; a request for no command is not formatted. */
+static void test_command_table(void **state) {
+        char buf[CTL_REQUEST_MAX];
+        CtlRequest req, out;
+
+        for (const CtlCommand *c = ctl_commands; c->name; c++) {
+                assert_ptr_equal(ctl_command_from_string(c->name), c);
+                ctl_request_init(&req, c);
+                for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && c->args[i].arg; i++) {
+                        const CtlArg *a = c->args[i].arg;
+                        if (a->kind == CTL_ARG_NAME)
+                                strcpy((char *) &req + a->field, "x");
+                        else
+                                *(uint64_t *) (void *) ((char *) &req + a->field) = a->max;
+                }
+                assert_true(ctl_request_format(&req, buf, sizeof(buf)) > 0);
+                assert_int_equal(ctl_request_parse(buf, strlen(buf), &out, NULL, 0), 0);
+                assert_ptr_equal(out.command, c);
+                assert_string_equal(out.source, req.source);
+                assert_int_equal(out.samples, req.samples);
+                assert_int_equal(out.rows, req.rows);
+        }
+        assert_null(ctl_command_from_string("frobnicate"));
+        ctl_request_init(&req, NULL);
+        assert_int_equal(ctl_request_format(&req, buf, sizeof(buf)), -EINVAL);
 }
 
 static void test_request_binary(void **state) {
@@ -148,12 +209,12 @@ static void test_request_binary(void **state) {
         static const char high[] = "truerandom-control/1 raw source=j\xc3\xa9";
         CtlRequest r;
 
-        assert_int_equal(ctl_request_parse(with_nul, sizeof(with_nul) - 1, &r, NULL), -EBADMSG);
-        assert_int_equal(ctl_request_parse(high, sizeof(high) - 1, &r, NULL), -EBADMSG);
+        assert_int_equal(ctl_request_parse(with_nul, sizeof(with_nul) - 1, &r, NULL, 0), -EBADMSG);
+        assert_int_equal(ctl_request_parse(high, sizeof(high) - 1, &r, NULL, 0), -EBADMSG);
         /* The size given bounds the parse, not a NUL: a request that is
          * valid only beyond its size is not read there. */
-        assert_int_equal(ctl_request_parse("truerandom-control/1 statusXYZ", 27, &r, NULL), 0);
-        assert_int_equal(ctl_request_parse("truerandom-control/1 statusXYZ", 26, &r, NULL), -EBADMSG);
+        assert_int_equal(ctl_request_parse("truerandom-control/1 statusXYZ", 27, &r, NULL, 0), 0);
+        assert_int_equal(ctl_request_parse("truerandom-control/1 statusXYZ", 26, &r, NULL, 0), -EBADMSG);
 }
 
 static void test_request_version(void **state) {
@@ -173,11 +234,11 @@ static void test_request_oversized(void **state) {
         assert_non_null(big);
         memset(big, 'a', CTL_REQUEST_MAX + 1);
         memcpy(big, "truerandom-control/1 status", 27);
-        assert_int_equal(ctl_request_parse(big, CTL_REQUEST_MAX + 1, &r, NULL), -EMSGSIZE);
-        assert_int_equal(ctl_request_parse(big, CTL_REQUEST_MAX, &r, NULL), -EBADMSG);
+        assert_int_equal(ctl_request_parse(big, CTL_REQUEST_MAX + 1, &r, NULL, 0), -EMSGSIZE);
+        assert_int_equal(ctl_request_parse(big, CTL_REQUEST_MAX, &r, NULL, 0), -EBADMSG);
         /* Even an otherwise valid request is refused over the limit. */
         memset(big + 27, '\n', CTL_REQUEST_MAX + 1 - 27);
-        assert_int_equal(ctl_request_parse(big, CTL_REQUEST_MAX + 1, &r, NULL), -EMSGSIZE);
+        assert_int_equal(ctl_request_parse(big, CTL_REQUEST_MAX + 1, &r, NULL, 0), -EMSGSIZE);
         free(big);
 }
 
@@ -195,7 +256,7 @@ static void test_request_truncated(void **state) {
 
                 assert_non_null(copy);
                 memcpy(copy, full, n);
-                ret = ctl_request_parse(copy, n, &r, NULL);
+                ret = ctl_request_parse(copy, n, &r, NULL, 0);
                 if ((n >= 33 && n <= 38) || (n >= 48 && n <= 51) || n >= 58)
                         assert_int_equal(ret, 0);
                 else
@@ -324,6 +385,8 @@ int main(void) {
                 cmocka_unit_test(test_request_wire_form),
                 cmocka_unit_test(test_request_defaults),
                 cmocka_unit_test(test_request_malformed),
+                cmocka_unit_test(test_request_reasons),
+                cmocka_unit_test(test_command_table),
                 cmocka_unit_test(test_request_binary),
                 cmocka_unit_test(test_request_version),
                 cmocka_unit_test(test_request_oversized),

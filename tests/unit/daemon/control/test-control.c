@@ -23,6 +23,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "daemon/control/commands.h"
 #include "daemon/control/control.h"
 #include "fakeproc.h"
 #include "proto/ctlproto.h"
@@ -149,11 +150,16 @@ static void fake_close(void *state) {
         free(state);
 }
 
-static const SourceOps fake_ops = { "fake", 1000, fake_open, fake_read, fake_max_credit, fake_close };
-static const SourceOps flaky_ops = { "flaky", 1000, fake_open, flaky_read, fake_max_credit, fake_close };
-static const SourceOps broken_ops = { "broken", 1000, fake_open, broken_read, fake_max_credit, fake_close };
-static const SourceOps nodev_ops = { "nodev", 1000, nodev_open, fake_read, fake_max_credit, fake_close };
-static const SourceOps selftest_ops = { "selftest", 1000, selftest_open, fake_read, fake_max_credit, fake_close };
+static const SourceOps fake_ops = { .name = "fake", .defaults = { .credit_mbits = 1000 }, .open = fake_open,
+                                    .read = fake_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps flaky_ops = { .name = "flaky", .defaults = { .credit_mbits = 1000 }, .open = fake_open,
+                                     .read = flaky_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps broken_ops = { .name = "broken", .defaults = { .credit_mbits = 1000 }, .open = fake_open,
+                                      .read = broken_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps nodev_ops = { .name = "nodev", .defaults = { .credit_mbits = 1000 }, .open = nodev_open,
+                                     .read = fake_read, .max_credit = fake_max_credit, .close = fake_close };
+static const SourceOps selftest_ops = { .name = "selftest", .defaults = { .credit_mbits = 1000 }, .open = selftest_open,
+                                        .read = fake_read, .max_credit = fake_max_credit, .close = fake_close };
 
 /* ---- the daemon's side ------------------------------------------------------------ */
 
@@ -852,9 +858,24 @@ static void test_exports_do_not_block(void **state) {
         close(fds[1]);
 }
 
+/* Every command of the protocol's table has its handler here, and every
+ * handler a command there: a row added on one side only shows. */
+static void test_every_command_served(void **state) {
+        size_t commands = 0, handlers = 0;
+
+        for (const CtlCommand *c = ctl_commands; c->name; c++, commands++)
+                if (!control_handler_lookup(c))
+                        fail_msg("command %s has no handler", c->name);
+        for (const ControlHandler *h = control_handlers; h->command; h++, handlers++)
+                assert_non_null(ctl_command_from_string(h->command));
+        assert_int_equal(commands, handlers);
+        assert_null(control_handler_lookup(NULL));
+}
+
 int main(void) {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_every_command_served),
                 T(test_status_anyone),
                 T(test_socket),
                 T(test_socket_swapped_for_link),

@@ -1,0 +1,122 @@
+/* checks.c - what no single key shows: limits that bound each other, device
+ * names that must differ, and what the source rows require together (a
+ * path where it may be none, a credit where the row needs one, a cap only
+ * with credit = auto). An error is reported on the line of the later of the
+ * keys involved that the file set (at least one of them did: the defaults
+ * pass every check). The first error wins, as in the parse.
+ * Flow: the parsed Config -> [checks] -> config_load's answer. */
+#include "parser.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static unsigned later_line(const Parser *p, const char *section, const char *a, const char *b) {
+        unsigned la = parser_key_line(p, section, a), lb = parser_key_line(p, section, b);
+        return la > lb ? la : lb;
+}
+
+static void check_limits(Parser *p) {
+        const Config *c = p->config;
+        usec_t min_ms = c->min_reseed_interval_usec / USEC_PER_MSEC;
+
+        /* A floor above the period would quietly make the periodic reseeds
+         * rarer than configured. */
+        if (c->min_reseed_interval_usec > c->reseed_interval_usec)
+                parser_fail(p, -EINVAL, later_line(p, "crng", "min_reseed_interval", "reseed_interval"),
+                            "min_reseed_interval must be at most reseed_interval (%u.%03u s > %u s)",
+                            (unsigned) (min_ms / 1000), (unsigned) (min_ms % 1000),
+                            (unsigned) (c->reseed_interval_usec / USEC_PER_SEC));
+        if (c->max_parked_per_uid && c->max_parked_per_uid > c->max_parked / PARKED_SHARES)
+                parser_fail(p, -EINVAL, later_line(p, "device", "max_parked_per_uid", "max_parked"),
+                            "max_parked_per_uid must be at most max_parked / %u (%u), so that 8 uids and root can "
+                            "always park a read", PARKED_SHARES, c->max_parked / PARKED_SHARES);
+        if (c->low_water >= c->store_blocks)
+                parser_fail(p, -EINVAL, later_line(p, "pool", "low_water", "store_blocks"),
+                            "low_water must be < store_blocks (%u >= %u)", c->low_water, c->store_blocks);
+}
+
+/* Every pair of named devices, once. A device whose name may be none is
+ * the one to change, and is reported on its own line. */
+static void check_device_names(Parser *p) {
+        const Config *c = p->config;
+
+        for (int j = 1; j < _CONFIG_DEVICE_MAX; j++)
+                for (int i = 0; i < j; i++) {
+                        const ConfigDeviceRow *a = &config_devices[i], *b = &config_devices[j];
+                        const ConfigDeviceRow *optional = !b->default_name ? b : !a->default_name ? a : NULL;
+
+                        if (!c->device[i].name || !c->device[j].name || strcmp(c->device[i].name, c->device[j].name))
+                                continue;
+                        if (optional)
+                                parser_fail(p, -EINVAL, parser_key_line(p, "device", optional->name_key),
+                                            "%s must differ from the other device names", optional->name_key);
+                        else
+                                parser_fail(p, -EINVAL, later_line(p, "device", a->name_key, b->name_key),
+                                            "%s and %s must differ", a->name_key, b->name_key);
+                }
+}
+
+/* The key that sets SourceParams.path, when the row has one. */
+static const SourceKey *path_key(const SourceOps *ops) {
+        for (int k = 0; k < SOURCE_KEYS_MAX && ops->keys[k].name; k++)
+                if (ops->keys[k].offset == offsetof(SourceParams, path))
+                        return &ops->keys[k];
+        return NULL;
+}
+
+unsigned parser_source_path_line(const Parser *p, ConfigSource s) {
+        const SourceKey *k = path_key(source_all[s]);
+        char section[64];
+
+        snprintf(section, sizeof(section), "source.%s", source_all[s]->name);
+        return k ? parser_key_line(p, section, k->name) : 0;
+}
+
+/* What the rows require of an enabled source: a path where it may be none
+ * (it could never open), a credit where the row serves nothing without. */
+static void check_sources_enabled(Parser *p) {
+        for (int s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                const SourceConfig *sc = &p->config->source[s];
+                const SourceOps *ops = source_all[s];
+                const SourceKey *path = path_key(ops);
+                char section[64];
+
+                if (!sc->enable)
+                        continue;
+                snprintf(section, sizeof(section), "source.%s", ops->name);
+                if (path && path->type == SOURCE_KEY_PATH_NONE && !sc->params.path)
+                        parser_fail(p, -EINVAL, later_line(p, section, "enable", path->name),
+                                    "%s is enabled but has no %s", section, path->name);
+                if (ops->credit_required && sc->credit_mbits == 0 && !sc->credit_auto)
+                        parser_fail(p, -EINVAL, later_line(p, section, "enable", "credit"),
+                                    "%s is enabled but its credit is 0", section);
+        }
+}
+
+/* A cap that could never apply would only mislead. */
+static void check_sources_caps(Parser *p) {
+        for (int s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                const SourceConfig *sc = &p->config->source[s];
+                char section[64];
+                unsigned cap;
+
+                snprintf(section, sizeof(section), "source.%s", source_all[s]->name);
+                cap = parser_key_line(p, section, "credit_cap");
+                if (!cap)
+                        continue;
+                if (!sc->credit_auto)
+                        parser_fail(p, -EINVAL, later_line(p, section, "credit", "credit_cap"),
+                                    "credit_cap applies to credit = auto only, and credit is a number here");
+                else if (sc->credit_cap_mbits == 0)
+                        parser_fail(p, -EINVAL, cap,
+                                    "credit_cap = 0 would credit nothing: set credit = 0 (or enable = no) instead");
+        }
+}
+
+void parser_check(Parser *p) {
+        check_limits(p);
+        check_device_names(p);
+        check_sources_enabled(p);
+        check_sources_caps(p);
+}

@@ -1,0 +1,11 @@
+/* devices.c - the devices' rows (config.h's CONFIG_DEVICE_TABLE) as data:
+ * what keys.c makes [device]'s keys from, checks.c compares names by,
+ * config.c takes the defaults from, and the daemon serves.
+ * Flow: [the rows] -> config -> the daemon's CUSE devices. */
+#include "config.h"
+
+#define CONFIG_DEVICE_ROW_(ID, name_key_, name_, mode_key_, mode_, group_, dropin_)                          \
+        [CONFIG_DEVICE_##ID] = { .name_key = name_key_, .default_name = name_, .mode_key = mode_key_,         \
+                                 .default_mode = mode_, .group = group_, .dropin = dropin_ },
+const ConfigDeviceRow config_devices[_CONFIG_DEVICE_MAX] = { CONFIG_DEVICE_TABLE(CONFIG_DEVICE_ROW_) };
+#undef CONFIG_DEVICE_ROW_

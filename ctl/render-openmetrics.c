@@ -1,0 +1,308 @@
+/* render-openmetrics.c - the status for Prometheus (see render.h).
+ *
+ * The object is walked, not listed field by field, so that a field the
+ * daemon adds appears as a metric without a change here. Prometheus wants
+ * a family's samples together, under one HELP and TYPE: samples are
+ * gathered first, then printed family by family in order of first sight.
+ * Names from the daemon become [a-z0-9_] and label values are escaped, so
+ * no daemon can break the exposition.
+ * Flow: ctlstatus -> [render-openmetrics] -> stdout (-> node_exporter). */
+#include "render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METRIC_PREFIX "truerandom"
+#define NAME_MAX_LEN 128
+#define LABELS_MAX_LEN 512
+
+typedef struct Sample {
+        char name[NAME_MAX_LEN];
+        char labels[LABELS_MAX_LEN]; /* 'a="x",b="y"' or empty */
+        double value;
+        bool counter;
+} Sample;
+
+typedef struct Samples {
+        Sample *v;
+        size_t n, allocated;
+        int error;
+} Samples;
+
+/* Ever-growing counts: TYPE counter, and the _total suffix Prometheus
+ * expects of them. Everything else is a gauge. */
+static const char *const counters[] = {
+        "samples", "blocks", "credited_bits", "rct", "apt", "permanent_rct", "permanent_apt", "read_errors",
+        "blocks_in", "blocks_served", "blocks_seeded", "blocks_purged", "bytes_served", "credited_bits_in",
+        "credited_bits_taken", "reads", "eagain", "interrupted", "reseeds", "count", "requests",
+        "vm_generation_changes", "vm_blocks_purged", "rekeys", "windows", "flagged_windows", "stops",
+        "lost_records", "jumps",
+};
+
+/* Free text (error messages): no label value, and not a state. */
+static const char *const texts[] = { "last_error", "error", "name", "kind", "reason", "date", "detail" };
+
+static const struct {
+        const char *name, *help;
+} helps[] = {
+        { "truerandom_up", "1 if truerandomctl reached truerandomd and read its status" },
+        { "truerandom_health", "0 serving, 1 degraded, 2 not serving /dev/truerandom (truerandomctl(1))" },
+        { "truerandom_version", "status schema version" },
+        { "truerandom_daemon_version", "truerandomd's version, as a label" },
+        { "truerandom_uptime_s", "seconds since truerandomd started" },
+        { "truerandom_ready", "1 once every device is up and the CRNG seeded" },
+        { "truerandom_stopping", "1 while truerandomd shuts down" },
+        { "truerandom_trng_serving", "1 while /dev/truerandom hands out bytes" },
+        { "truerandom_min_healthy", "healthy credited sources /dev/truerandom needs" },
+        { "truerandom_reload_count_total", "configuration reloads (SIGHUP) handled" },
+        { "truerandom_reload_result", "the last reload's result, as a label (ok, refused, none)" },
+        { "truerandom_reload_age_s", "seconds since the last reload" },
+        { "truerandom_source_state", "a source's state, as a label" },
+        { "truerandom_source_credit_bits", "entropy credited per sample, bits" },
+        { "truerandom_source_credited_bits_per_s", "credited bits per second over the last 5 to 10 s" },
+        { "truerandom_source_credit_origin", "where the credit comes from, as a label (explicit, auto, capped, pending)" },
+        { "truerandom_source_credit_cap_bits", "the most credit = auto may give, bits per sample" },
+        { "truerandom_source_credit_above_estimate", "1 if an explicit credit is above half of this machine's estimate" },
+        { "truerandom_source_estimate_min_entropy", "SP 800-90B min-entropy measured on this machine, bits per sample" },
+        { "truerandom_source_estimate_bound_bits", "half of it: the most credit it justifies" },
+        { "truerandom_source_estimate_age_s", "seconds since that assessment" },
+        { "truerandom_source_assessment_phase", "a running assessment's phase, as a label" },
+        { "truerandom_source_samples_total", "raw samples read" },
+        { "truerandom_source_credited_bits_total", "entropy bits credited" },
+        { "truerandom_source_failures_rct_total", "repetition count test failures" },
+        { "truerandom_source_failures_apt_total", "adaptive proportion test failures" },
+        { "truerandom_source_selftest_result", "the sampler self-test at open, as a label (passed, or why not)" },
+        { "truerandom_source_selftest_step", "clock step the jitter source divides its deltas by" },
+        { "truerandom_source_selftest_distinct", "distinct 8-bit samples in the self-test's window" },
+        { "truerandom_source_selftest_row_max", "most common value's count in the first 1000 samples after open" },
+        { "truerandom_source_running_check_state", "the running check, as a label (pending, ok, flagged, stopped)" },
+        { "truerandom_source_running_check_estimate_bits",
+          "last window's most-common-value min-entropy estimate (SP 800-90B 6.3.1), bits per sample" },
+        { "truerandom_source_running_check_bound_bits", "estimate below which a window is flagged: twice the credit" },
+        { "truerandom_source_running_check_windows_total", "windows the running check judged" },
+        { "truerandom_source_running_check_flagged_windows_total", "windows below the bound" },
+        { "truerandom_source_running_check_stops_total", "times the running check stopped crediting the source" },
+        { "truerandom_store_fill", "conditioned blocks ready" },
+        { "truerandom_store_capacity", "conditioned blocks the store holds" },
+        { "truerandom_store_bytes_served_total", "bytes served from /dev/truerandom" },
+        { "truerandom_device_waiting", "readers waiting on the device" },
+        { "truerandom_device_bytes_served_total", "bytes served by the device" },
+        { "truerandom_crng_seeded", "1 once the CRNG is seeded" },
+        { "truerandom_crng_seed_age_s", "seconds since the last CRNG reseed" },
+        { "truerandom_crng_reseed_pending", "1 while a CRNG reseed waits for a block" },
+        { "truerandom_crng_vm_generation_changes_total", "times the machine was found cloned or restored" },
+        { "truerandom_crng_vm_blocks_purged_total", "stored blocks erased because the machine was cloned" },
+        { "truerandom_crng_rekeys_total", "uncredited getrandom() rekeys of the CRNG (VM generation changes)" },
+        { "truerandom_crng_trigger_requests_total", "CRNG reseeds asked for, by trigger" },
+        { "truerandom_crng_trigger_reseeds_total", "CRNG reseeds that served a trigger's request" },
+        { "truerandom_vm_generation_detection", "whether clones and restores are noticed, as a label "
+                                                "(available, unavailable, no-device)" },
+        { "truerandom_vm_generation_lost_records_total", "times kernel log records were lost unread (each handled "
+                                                         "as a VM generation change)" },
+        { "truerandom_resume_jumps_total", "resumes from suspend seen (CLOCK_BOOTTIME jumps)" },
+};
+
+static bool in(const char *const *list, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(list[i], s) == 0)
+                        return true;
+        return false;
+}
+
+#define IN(list, s) in(list, sizeof(list) / sizeof(list[0]), s)
+
+/* prefix "_" key, in [a-z0-9_]; false when it does not fit. */
+static bool join_name(char *out, const char *prefix, const char *key) {
+        size_t n = strlen(prefix), k = 0;
+
+        if (n + 1 + strlen(key) >= NAME_MAX_LEN)
+                return false;
+        memcpy(out, prefix, n);
+        out[n++] = '_';
+        for (const char *s = key; *s; s++) {
+                char c = *s >= 'A' && *s <= 'Z' ? (char) (*s - 'A' + 'a') : *s;
+                out[n + k++] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '_';
+        }
+        out[n + k] = '\0';
+        return true;
+}
+
+/* labels + ',' name="value", the value escaped as the format says. */
+static bool add_label(char *labels, const char *name, const char *value) {
+        size_t n = strlen(labels);
+        int k = snprintf(labels + n, LABELS_MAX_LEN - n, "%s%s=\"", n ? "," : "", name);
+
+        if (k < 0 || (size_t) k >= LABELS_MAX_LEN - n)
+                return false;
+        n += (size_t) k;
+        for (const char *s = value; *s; s++) {
+                const char *esc = *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : *s == '\n' ? "\\n" : NULL;
+                size_t need = esc ? 2 : 1;
+
+                if (n + need + 2 > LABELS_MAX_LEN)
+                        return false;
+                if (esc)
+                        memcpy(labels + n, esc, 2);
+                else
+                        labels[n] = *s;
+                n += need;
+        }
+        labels[n++] = '"';
+        labels[n] = '\0';
+        return true;
+}
+
+static void push(Samples *s, const char *name, const char *labels, double value, bool counter) {
+        Sample *x;
+
+        if (s->n == s->allocated) {
+                size_t a = s->allocated ? 2 * s->allocated : 64;
+                Sample *v = realloc(s->v, a * sizeof(*v));
+                if (!v) {
+                        s->error = -ENOMEM;
+                        return;
+                }
+                s->v = v;
+                s->allocated = a;
+        }
+        x = &s->v[s->n++];
+        snprintf(x->name, sizeof(x->name), "%s%s", name, counter ? "_total" : "");
+        snprintf(x->labels, sizeof(x->labels), "%s", labels);
+        x->value = value;
+        x->counter = counter;
+}
+
+static void walk(Samples *s, const char *prefix, const char *labels, const CtlStatusObject *o);
+
+/* sources -> source, devices -> device: the label of one element. */
+static void walk_array(Samples *s, const char *prefix, const char *labels, const char *key,
+                       const CtlStatusObject *parent) {
+        char singular[NAME_MAX_LEN], name[NAME_MAX_LEN];
+        size_t k = strlen(key);
+
+        if (k == 0 || k >= sizeof(singular))
+                return;
+        memcpy(singular, key, k + 1);
+        if (k > 1 && singular[k - 1] == 's')
+                singular[k - 1] = '\0';
+        if (!join_name(name, prefix, singular))
+                return;
+        /* The label's own name must be a valid one, like the metric's. */
+        for (char *c = singular; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+                        *c = '_';
+        for (size_t i = 0; i < ctl_status_get_count(parent, key); i++) {
+                const CtlStatusObject *e = ctl_status_get_element(parent, key, i);
+                const char *id = ctl_status_get_string(e, "name"), *kind = ctl_status_get_string(e, "kind");
+                char l[LABELS_MAX_LEN], idx[24];
+
+                if (!e)
+                        continue;
+                snprintf(idx, sizeof(idx), "%zu", i);
+                snprintf(l, sizeof(l), "%s", labels);
+                /* An element without a name still gets a label of its own:
+                 * two samples of one family must never share their labels. */
+                if (!add_label(l, singular, id ? id : idx) || (kind && !add_label(l, "kind", kind)))
+                        continue;
+                walk(s, name, l, e);
+        }
+}
+
+static void walk(Samples *s, const char *prefix, const char *labels, const CtlStatusObject *o) {
+        json_object_object_foreach((struct json_object *) o, key, v) {
+                char name[NAME_MAX_LEN], l[LABELS_MAX_LEN];
+                double d;
+
+                if (!join_name(name, prefix, key))
+                        continue;
+                switch (json_object_get_type(v)) {
+                case json_type_int:
+                case json_type_double:
+                        if (ctl_status_get_number(o, key, &d))
+                                push(s, name, labels, d, IN(counters, key));
+                        break;
+                case json_type_boolean:
+                        push(s, name, labels, json_object_get_boolean(v) ? 1 : 0, false);
+                        break;
+                case json_type_string:
+                        snprintf(l, sizeof(l), "%s", labels);
+                        if (!IN(texts, key) && ctl_status_get_string(o, key) &&
+                            add_label(l, name + strlen(prefix) + 1, ctl_status_get_string(o, key)))
+                                push(s, name, l, 1, false);
+                        break;
+                case json_type_object:
+                        walk(s, name, labels, v);
+                        break;
+                case json_type_array:
+                        walk_array(s, prefix, labels, key, o);
+                        break;
+                default:
+                        break;
+                }
+        }
+}
+
+static const char *help_of(const char *name) {
+        for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+                if (strcmp(helps[i].name, name) == 0)
+                        return helps[i].help;
+        return NULL;
+}
+
+/* Exact integers as such, others in the fewest digits that read back the
+ * same (3725.4, not 3725.4000000000001); Prometheus reads doubles. */
+static void print_value(FILE *out, double v) {
+        char buf[32];
+
+        if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+                fprintf(out, "%.0f\n", v);
+                return;
+        }
+        snprintf(buf, sizeof(buf), "%.15g", v);
+        if (strtod(buf, NULL) != v)
+                snprintf(buf, sizeof(buf), "%.17g", v);
+        fprintf(out, "%s\n", buf);
+}
+
+int ctl_render_openmetrics(const CtlStatus *status, FILE *out) {
+        Samples s = { 0 };
+
+        push(&s, METRIC_PREFIX "_up", "", status ? 1 : 0, false);
+        if (status) {
+                push(&s, METRIC_PREFIX "_health", "", ctl_status_health(status), false);
+                walk(&s, METRIC_PREFIX, "", ctl_status_root(status));
+        }
+        if (s.error < 0) {
+                free(s.v);
+                return s.error;
+        }
+        for (size_t i = 0; i < s.n; i++) {
+                const char *help;
+                bool first = true;
+
+                for (size_t j = 0; j < i && first; j++)
+                        first = strcmp(s.v[j].name, s.v[i].name) != 0;
+                if (!first)
+                        continue;
+                help = help_of(s.v[i].name);
+                if (help)
+                        fprintf(out, "# HELP %s %s\n", s.v[i].name, help);
+                else
+                        fprintf(out, "# HELP %s truerandomd status field\n", s.v[i].name);
+                fprintf(out, "# TYPE %s %s\n", s.v[i].name, s.v[i].counter ? "counter" : "gauge");
+                for (size_t j = i; j < s.n; j++) {
+                        if (strcmp(s.v[j].name, s.v[i].name) != 0)
+                                continue;
+                        if (s.v[j].labels[0])
+                                fprintf(out, "%s{%s} ", s.v[j].name, s.v[j].labels);
+                        else
+                                fprintf(out, "%s ", s.v[j].name);
+                        print_value(out, s.v[j].value);
+                }
+        }
+        free(s.v);
+        return ferror(out) ? -EIO : 0;
+}

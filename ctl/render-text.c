@@ -1,0 +1,350 @@
+/* render-text.c - the 80-column status (see render.h).
+ *
+ * Names and error texts come from the daemon and end up on a terminal:
+ * every string is cut to its column and made printable, and every line goes
+ * through status_line(), which keeps it within 80 columns.
+ * Flow: ctlstatus -> [render-text] -> stdout. */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef const CtlStatusObject Obj;
+
+/* What ends a line or a field that was cut short, so nobody reads
+ * "No such dev" as the whole message. */
+#define CUT_MARK '>'
+
+__attribute__((format(printf, 2, 3)))
+static void status_line(FILE *out, const char *fmt, ...) {
+        char buf[CTL_RENDER_COLUMNS + 1];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (n > CTL_RENDER_COLUMNS)
+                buf[CTL_RENDER_COLUMNS - 1] = CUT_MARK;
+        fputs(buf, out);
+        fputc('\n', out);
+}
+
+/* Printable ASCII only, cut to width (the last column then marks the cut). */
+static const char *clip(Obj *o, const char *key, char *buf, size_t width) {
+        const char *s = ctl_status_get_string(o, key);
+        size_t i = 0;
+
+        if (!s)
+                return "-";
+        for (; *s && i < width; s++)
+                buf[i++] = (unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f ? *s : '?';
+        if (*s && width > 0)
+                buf[width - 1] = CUT_MARK;
+        buf[i] = '\0';
+        return buf;
+}
+
+/* Counts in at most 6 columns: 99999, then 123k, 12.3M, ... */
+static const char *fmt_count(Obj *o, const char *key, char buf[static 16]) {
+        static const char units[] = "kMGTPE";
+        double v;
+        int u = -1;
+
+        if (!ctl_status_get_number(o, key, &v) || v < 0)
+                return "-";
+        if (v < 100000) {
+                snprintf(buf, 16, "%.0f", v);
+                return buf;
+        }
+        while (v >= 1000 && u < (int) sizeof(units) - 2) {
+                v /= 1000;
+                u++;
+        }
+        snprintf(buf, 16, v < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+        return buf;
+}
+
+static const char *fmt_bytes(Obj *o, const char *key, char buf[static 16]) {
+        static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+        double v;
+        int u = -1;
+
+        if (!ctl_status_get_number(o, key, &v) || v < 0)
+                return "-";
+        if (v < 1024) {
+                snprintf(buf, 16, "%.0f B", v);
+                return buf;
+        }
+        while (v >= 1024 && u < (int) (sizeof(units) / sizeof(units[0])) - 1) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, 16, "%.1f %s", v, units[u]);
+        return buf;
+}
+
+static const char *fmt_duration(Obj *o, const char *key, char buf[static 32]) {
+        double s;
+        uint64_t t;
+
+        if (!ctl_status_get_number(o, key, &s) || !(s >= 0) || s > 1e12)
+                return "-";
+        if (s < 60) {
+                snprintf(buf, 32, "%.1f s", s);
+                return buf;
+        }
+        t = (uint64_t) s;
+        if (t < 3600)
+                snprintf(buf, 32, "%" PRIu64 "m %02" PRIu64 "s", t / 60, t % 60);
+        else if (t < 86400)
+                snprintf(buf, 32, "%" PRIu64 "h %02" PRIu64 "m", t / 3600, t / 60 % 60);
+        else
+                snprintf(buf, 32, "%" PRIu64 "d %02" PRIu64 "h", t / 86400, t / 3600 % 24);
+        return buf;
+}
+
+static const char *fmt_decimal(Obj *o, const char *key, int decimals, char buf[static 16]) {
+        double v;
+
+        if (!ctl_status_get_number(o, key, &v) || !(v >= 0) || v >= 1e9)
+                return "-";
+        snprintf(buf, 16, "%.*f", decimals, v);
+        return buf;
+}
+
+static bool positive(Obj *o, const char *key) {
+        double v;
+        return ctl_status_get_number(o, key, &v) && v > 0;
+}
+
+/* Where the credit comes from and the estimate behind it (schema 3). */
+static void render_credit(Obj *s, FILE *out) {
+        Obj *est = ctl_status_get_object(s, "estimate");
+        const char *origin = ctl_status_get_string(s, "credit_origin");
+        char b1[16], b2[16], b3[16], date[11];
+        const char *when = ctl_status_get_string(est, "date"), *h, *bound, *samples;
+
+        if (!origin || !est)
+                return;
+        /* "2026-12-03T13:13:31Z": the day is enough here. */
+        snprintf(date, sizeof(date), "%.10s", when ? when : "?");
+        h = fmt_decimal(est, "min_entropy", 3, b1);
+        bound = fmt_decimal(est, "bound_bits", 3, b2);
+        samples = fmt_count(est, "samples", b3);
+        if (strcmp(origin, "auto") == 0)
+                status_line(out, "        credit auto: half of %s measured here (%s samples, %s)", h, samples, date);
+        else if (strcmp(origin, "capped") == 0)
+                status_line(out, "        credit capped: half of %s measured here is %s (%s)", h, bound,
+                            date);
+        else if (strcmp(origin, "explicit") == 0 && ctl_status_is_true(s, "credit_above_estimate"))
+                status_line(out, "        credit explicit, ABOVE half of %s measured here (%s, %s)", h, bound, date);
+        else if (strcmp(origin, "explicit") == 0)
+                status_line(out, "        credit explicit; half of %s measured here is %s (%s)", h, bound, date);
+        else if (!ctl_status_is_true(s, "credited"))
+                status_line(out, "        credit auto: %s measured here justifies no credit (%s)", h, date);
+}
+
+/* A running, queued or failed assessment. */
+static void render_assessment(Obj *s, FILE *out) {
+        Obj *as = ctl_status_get_object(s, "assessment");
+        const char *phase = ctl_status_get_string(as, "phase");
+        char b1[16], b2[16], b3[32], pb[12], err[56];
+        double captured, samples, done, total, elapsed, expected;
+
+        if (!phase)
+                return;
+        snprintf(pb, sizeof(pb), "%.11s", phase);
+        if (strcmp(phase, "failed") == 0) {
+                status_line(out, "        assessment failed: %s", clip(as, "error", err, 55));
+                return;
+        }
+        if (strcmp(phase, "queued") == 0) {
+                status_line(out, "        assessment queued behind another source's");
+                return;
+        }
+        b1[0] = '\0';
+        if (strcmp(phase, "capturing") == 0 && ctl_status_get_number(as, "captured", &captured) &&
+            ctl_status_get_number(as, "samples", &samples) && samples > 0)
+                snprintf(b1, sizeof(b1), " %.0f%%", 100.0 * captured / samples);
+        else if (strcmp(phase, "estimating") == 0 && ctl_status_get_number(as, "steps_done", &done) &&
+                 ctl_status_get_number(as, "steps_total", &total) && total > 0 && total < 1000)
+                snprintf(b1, sizeof(b1), " %.0f/%.0f", done, total);
+        if (ctl_status_get_number(as, "expected_s", &expected) && ctl_status_get_number(as, "elapsed_s", &elapsed) &&
+            expected >= 0 && expected < 1e9 && elapsed >= 0) {
+                snprintf(b3, sizeof(b3), "%.0f s left", expected > elapsed ? expected - elapsed : 0.0);
+                status_line(out, "        assessing on this machine: %s%s, about %s (%s samples)", pb, b1, b3,
+                            fmt_count(as, "samples", b2));
+        } else
+                status_line(out, "        assessing on this machine: %s%s (%s samples)", pb, b1,
+                            fmt_count(as, "samples", b2));
+}
+
+/* The self-test at open and the running check, under the source's line. */
+static void render_checks(Obj *s, FILE *out) {
+        Obj *t = ctl_status_get_object(s, "selftest"), *rc = ctl_status_get_object(s, "running_check");
+        const char *result = ctl_status_get_string(t, "result"), *state = ctl_status_get_string(rc, "state");
+        char r1[24], d1[72], c1[16], c2[16], c3[16], c4[16], c5[16];
+        double samples, low;
+
+        if (result && strcmp(result, "passed") != 0) {
+                status_line(out, "        self-test FAILED (%s):", clip(t, "result", r1, 20));
+                status_line(out, "          %s", clip(t, "detail", d1, 70));
+        } else if (result && ctl_status_get_number(t, "window", &samples) && samples > 0 &&
+                   ctl_status_get_number(t, "low_bit", &low)) {
+                status_line(out, "        self-test passed: step %s, %s values, low bit %.0f%% one value, row max %s",
+                            fmt_count(t, "step", c1), fmt_count(t, "distinct", c2), 100.0 * low / samples,
+                            fmt_count(t, "row_max", c3));
+        } else if (result) {
+                status_line(out, "        self-test passed: %s words, none repeated", fmt_count(t, "words", c1));
+        }
+        if (!state)
+                return;
+        if (strcmp(state, "pending") == 0)
+                status_line(out, "        running: pending (an estimate every %s samples)", fmt_count(rc, "window", c1));
+        else
+                status_line(out, "        running: %s, %s bits (bound %s), %s of %s flagged, %s stops",
+                            clip(rc, "state", r1, 8), fmt_decimal(rc, "estimate_bits", 3, c1),
+                            fmt_decimal(rc, "bound_bits", 3, c2), fmt_count(rc, "flagged_windows", c3),
+                            fmt_count(rc, "windows", c4), fmt_count(rc, "stops", c5));
+}
+
+static void render_source(Obj *s, FILE *out) {
+        char nb[8], sb[20], err[64], c1[16], c2[16], c3[16], c4[16], c5[16];
+        Obj *f = ctl_status_get_object(s, "failures");
+        const char *name = clip(s, "name", nb, 7), *state = clip(s, "state", sb, 19);
+
+        if (!ctl_status_is_true(s, "credited")) {
+                if (strcmp(state, "mixed") == 0)
+                        status_line(out, "%-7s mixed into CRNG seeds, never credited", name);
+                else
+                        status_line(out, "%-7s %s", name, state);
+                render_assessment(s, out);
+                render_credit(s, out);
+                return;
+        }
+        status_line(out, "%-7s %-19s %6s %10s %6s %6s %10s", name, state, fmt_decimal(s, "credit_bits", 3, c4),
+                    fmt_count(s, "samples", c1), fmt_count(f, "rct", c2), fmt_count(f, "apt", c3),
+                    fmt_decimal(s, "credited_bits_per_s", 1, c5));
+        render_credit(s, out);
+        if (positive(f, "permanent_rct") || positive(f, "permanent_apt"))
+                status_line(out, "        failed permanently: %s health test",
+                            positive(f, "permanent_rct") ? "RCT" : "APT");
+        if (ctl_status_get_string(s, "last_error"))
+                status_line(out, "        last error: %s (%s read errors)", clip(s, "last_error", err, 48),
+                            fmt_count(s, "read_errors", c1));
+        render_checks(s, out);
+}
+
+static void render_device(Obj *d, FILE *out) {
+        char name[23], kind[11], c1[16], c2[16], c3[16], c4[16];
+        bool up = true;
+
+        ctl_status_get_bool(d, "up", &up);
+        status_line(out, "%-22s %-10s %8s %5s %6s %12s%s", clip(d, "name", name, 22), clip(d, "kind", kind, 10),
+                    fmt_count(d, "waiting", c1), fmt_count(d, "waiting_uids", c2), fmt_count(d, "open_files", c3),
+                    fmt_bytes(d, "bytes_served", c4), up ? "" : " (down)");
+}
+
+static void render_trng(const CtlStatus *status, FILE *out) {
+        Obj *st = ctl_status_root(status);
+        unsigned credited, healthy, failed;
+        char b1[16];
+        bool serving;
+
+        if (!ctl_status_get_bool(st, "trng_serving", &serving))
+                return;
+        ctl_status_count_sources(status, &credited, &healthy, &failed);
+        status_line(out, "/dev/truerandom: %s; %u of %u credited sources healthy (min_healthy %s)",
+                    serving ? "serving" : "not serving", healthy, credited, fmt_count(st, "min_healthy", b1));
+}
+
+static void render_reload(Obj *st, FILE *out) {
+        Obj *rl = ctl_status_get_object(st, "reload");
+        const char *result = ctl_status_get_string(rl, "result");
+        char b1[32], b2[16], err[64];
+
+        if (!result || strcmp(result, "none") == 0)
+                return;
+        if (strcmp(result, "ok") == 0)
+                status_line(out, "Last reload: ok, %s ago (%s reloads)", fmt_duration(rl, "age_s", b1),
+                            fmt_count(rl, "count", b2));
+        else
+                status_line(out, "Last reload: REFUSED %s ago, running the previous configuration: %s",
+                            fmt_duration(rl, "age_s", b1), clip(rl, "error", err, 60));
+}
+
+/* Clones, restores, resumes (schema 3): the verdict on a line of its own,
+ * whole (the daemon writes at most 60 columns with an errno text of 23),
+ * then what was done: the changes and their purges are the seeder's
+ * counts (crng), the resumes the detector's. */
+static void render_vm(Obj *st, FILE *out) {
+        Obj *vm = ctl_status_get_object(st, "vm_generation"), *rs = ctl_status_get_object(st, "resume"),
+            *crng = ctl_status_get_object(st, "crng");
+        char detail[62], b1[16], b2[16], b3[16];
+
+        if (!vm)
+                return;
+        status_line(out, "VM fork detection: %s", clip(vm, "detail", detail, 61));
+        status_line(out, "Seen: %s VM generation changes (%s blocks purged), %s resumes from suspend",
+                    fmt_count(crng, "vm_generation_changes", b1), fmt_count(crng, "vm_blocks_purged", b2),
+                    fmt_count(rs, "jumps", b3));
+}
+
+int ctl_render_text(const CtlStatus *status, FILE *out) {
+        Obj *st = ctl_status_root(status), *store, *crng;
+        char b1[32], b2[16], b3[16], ver[17];
+        double fill, capacity;
+        size_t n;
+
+        status_line(out, "truerandomd %s%s%s, up %s", ctl_status_get_string(st, "daemon_version") ? clip(st, "daemon_version", ver, 16) : "",
+                    ctl_status_get_string(st, "daemon_version") ? " " : "",
+                    ctl_status_is_true(st, "stopping") ? "stopping"
+                    : ctl_status_is_true(st, "ready")  ? "serving"
+                                                       : "starting",
+                    fmt_duration(st, "uptime_s", b1));
+        render_trng(status, out);
+        render_reload(st, out);
+
+        crng = ctl_status_get_object(st, "crng");
+        if (crng && ctl_status_is_true(crng, "seeded"))
+                status_line(out, "CRNG: seeded, %s reseeds (generation %s), seed age %s",
+                            fmt_count(crng, "reseeds", b2), fmt_count(crng, "generation", b3),
+                            fmt_duration(crng, "seed_age_s", b1));
+        else if (crng)
+                status_line(out, "CRNG: not seeded yet: the drop-in /dev/random blocks");
+
+        render_vm(st, out);
+
+        store = ctl_status_get_object(st, "store");
+        if (ctl_status_get_number(store, "fill", &fill) && ctl_status_get_number(store, "capacity", &capacity) &&
+            capacity > 0)
+                status_line(out, "Store: %.0f of %.0f blocks ready (%.0f%%), %s served, %s blocks purged", fill,
+                            capacity, 100.0 * fill / capacity, fmt_bytes(store, "bytes_served", b2),
+                            fmt_count(store, "blocks_purged", b3));
+
+        n = ctl_status_get_count(st, "sources");
+        if (n > 0) {
+                status_line(out, "%s", "");
+                status_line(out, "%-7s %-19s %6s %10s %6s %6s %10s", "SOURCE", "STATE", "CREDIT", "SAMPLES", "RCT",
+                            "APT", "BITS/S");
+                for (size_t i = 0; i < n; i++)
+                        if (ctl_status_get_element(st, "sources", i))
+                                render_source(ctl_status_get_element(st, "sources", i), out);
+        }
+
+        n = ctl_status_get_count(st, "devices");
+        if (n > 0) {
+                status_line(out, "%s", "");
+                status_line(out, "%-22s %-10s %8s %5s %6s %12s", "DEVICE", "KIND", "WAITING", "UIDS", "OPEN",
+                            "SERVED");
+                for (size_t i = 0; i < n; i++)
+                        if (ctl_status_get_element(st, "devices", i))
+                                render_device(ctl_status_get_element(st, "devices", i), out);
+        }
+        return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,22 @@
+/* render.h - the status for people: `truerandomctl status` without
+ * --json, at most 80 printable columns per line whatever the daemon sent.
+ * Reads the model only through ctlstatus.h; no I/O but the FILE given.
+ * Flow: ctlstatus -> [render] -> stdout. */
+#pragma once
+
+#include <stdio.h>
+
+#include "proto/ctlstatus.h"
+
+#define CTL_RENDER_COLUMNS 80
+
+/* Fields a daemon did not send show as "-". 0, or -EIO on a write error. */
+int ctl_render_text(const CtlStatus *status, FILE *out);
+
+/* The status as Prometheus text exposition (format 0.0.4, what
+ * node_exporter's textfile collector reads): every number and boolean of
+ * the object as a metric "truerandom_<path>", sources and devices as
+ * labels, strings that name a state as labels of a metric of value 1, each
+ * family with HELP and TYPE. A status of NULL (daemon unreachable) gives
+ * truerandom_up 0 alone. 0, -ENOMEM, or -EIO on a write error. */
+int ctl_render_openmetrics(const CtlStatus *status, FILE *out);

@@ -1,0 +1,368 @@
+/* verb-assess.c - truerandomctl assess SOURCE | --file FILE: the SP
+ * 800-90B §6.3 non-IID estimators (estimate/noniid.h, the project's own,
+ * checked against NIST's ea_non_iid) on N raw samples of a source,
+ * captured as `raw` captures them (through truerandomd, or --direct in
+ * this process), or on a capture file from any machine (--file, --bits:
+ * no daemon at all). It prints every estimator and the result as
+ * `ea_non_iid -v FILE bits` does (6 decimals), or one JSON object
+ * (eajson.h: h_original, h_bitstring, min_entropy, samples, one member per
+ * estimator). --restart adds the §3.1.4 restart test as `ea_restart` runs
+ * it: a 1000 x 1000 matrix captured after the main capture, checked
+ * against its min-entropy; the exit code is EXIT_RESTART when it fails.
+ * The estimators run here, on this machine's CPU; a terminal sees which
+ * one is running. Flow: capture or a file -> [verb-assess] -> stdout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "assess/eajson.h"
+#include "capture.h"
+#include "client.h"
+#include "estimate/noniid.h"
+#include "proto/ctlproto.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+#include "verb.h"
+
+typedef struct Assess {
+        CtlCapture capture;   /* a source (capture.source), or ... */
+        const char *file;     /* ... a capture file, one sample per byte */
+        unsigned bits;        /* bits per sample, 1..8 (file only; a source's are 8) */
+        bool restart;
+        bool json;
+} Assess;
+
+typedef struct Buffer {
+        uint8_t *p;
+        size_t n, size;
+} Buffer;
+
+static int buffer_sink(void *userdata, const uint8_t *samples, size_t n) {
+        Buffer *b = userdata;
+
+        if (n > b->size - b->n)
+                return -EMSGSIZE;
+        memcpy(b->p + b->n, samples, n);
+        b->n += n;
+        return 0;
+}
+
+/* rows x samples of the source into *ret (malloc'd). */
+static int capture(const Assess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
+        CtlCapture c = a->capture;
+        Buffer b = { .size = (size_t) (samples * rows) };
+        _cleanup_free_ uint8_t *data = NULL;
+        int code;
+
+        c.samples = samples;
+        c.rows = rows;
+        b.p = data = malloc(b.size);
+        if (!data)
+                return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
+        code = ctl_capture(&c, p, buffer_sink, &b, "memory");
+        if (code != EXIT_OK)
+                return code;
+        *ret = b;
+        data = NULL;
+        return EXIT_OK;
+}
+
+/* The size of a capture file, checked: EXIT_OK or the usage error. */
+static int file_size(int fd, const char *path, size_t *ret) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return ctl_fail(EXIT_USAGE, "%s: not a regular file", path);
+        if ((uint64_t) st.st_size < EA_SAMPLES_MIN || (uint64_t) st.st_size > EA_SAMPLES_MAX)
+                return ctl_fail(EXIT_USAGE, "%s: %" PRIu64 " samples; the estimators take %u to %zu (SP 800-90B asks "
+                                            "for 1,000,000)", path, (uint64_t) st.st_size, EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        *ret = (size_t) st.st_size;
+        return EXIT_OK;
+}
+
+/* A capture file, whole; each sample checked against bits. */
+static int load_file(const char *path, unsigned bits, Buffer *ret) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ uint8_t *data = NULL;
+        Buffer b = { 0 };
+        int code;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return ctl_fail(errno == ENOENT ? EXIT_USAGE : EXIT_FAILED, "%s: %s", path, strerror(errno));
+        code = file_size(fd, path, &b.size);
+        if (code != EXIT_OK)
+                return code;
+        b.p = data = malloc(b.size);
+        if (!data)
+                return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
+        while (b.n < b.size) {
+                ssize_t k = read(fd, b.p + b.n, b.size - b.n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return ctl_fail(EXIT_FAILED, "reading %s: %s", path, k < 0 ? strerror(errno) : "it shrank");
+                b.n += (size_t) k;
+        }
+        for (size_t i = 0; i < b.n; i++)
+                if (b.p[i] >> bits)
+                        return ctl_fail(EXIT_USAGE, "%s: the sample at offset %zu is %u, more than %u bits (--bits)",
+                                        path, i, b.p[i], bits);
+        *ret = b;
+        data = NULL;
+        return EXIT_OK;
+}
+
+/* ---- the estimators ---------------------------------------------------------------- */
+
+typedef struct Steps {
+        CtlProgress *progress;
+        const char *what;
+} Steps;
+
+static int on_step(void *userdata, unsigned done, unsigned total) {
+        Steps *s = userdata;
+
+        ctl_progress_steps(s->progress, s->what, done, total, done == total);
+        return 0;
+}
+
+static int estimate(const Buffer *b, unsigned bits, CtlProgress *p, EaReport *ret) {
+        Steps s = { .progress = p, .what = "estimator" };
+        int r;
+
+        ctl_progress_restart(p);
+        r = ea_non_iid_progress(b->p, b->n, bits, on_step, &s, ret);
+        if (r < 0) {
+                ctl_progress_break(p);
+                return ctl_fail(EXIT_FAILED, "the estimators: %s", strerror(-r));
+        }
+        return EXIT_OK;
+}
+
+static int restart(const Buffer *m, double h_i, CtlProgress *p, EaRestartReport *ret) {
+        Steps s = { .progress = p, .what = "restart estimator" };
+        int r;
+
+        ctl_progress_restart(p);
+        r = ea_restart_progress(m->p, CTL_RESTART_ROWS, CTL_RESTART_SAMPLES, 8, h_i, on_step, &s, ret);
+        if (r < 0) {
+                ctl_progress_break(p);
+                return ctl_fail(EXIT_FAILED, "the restart test: %s", strerror(-r));
+        }
+        return EXIT_OK;
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static void print_value(double v) {
+        if (isnan(v))
+                printf(" %10s", "-");
+        else
+                printf(" %10.6f", v);
+}
+
+static void print_text(const Assess *a, const EaReport *r, const EaRestartReport *rr) {
+        if (a->file)
+                printf("%s: %zu samples of %u bits\n", a->file, r->samples, r->bits);
+        else
+                printf("%s: %zu samples of 8 bits, captured %s\n", a->capture.source, r->samples,
+                       a->capture.direct ? "in this process (--direct)" : "through truerandomd");
+        printf("%-12s %10s %10s\n", "estimator", "original", "bitstring");
+        for (unsigned e = 0; e < _EA_MAX; e++) {
+                printf("%-12s", ea_estimator_name(e));
+                print_value(r->original[e]);
+                print_value(r->bitstring[e]);
+                putchar('\n');
+        }
+        printf("H_original: %.6f\n", r->h_original);
+        if (isnan(r->h_bitstring))
+                printf("min-entropy: %.6f (binary samples: no bitstring pass)\n", r->min_entropy);
+        else {
+                printf("H_bitstring: %.6f\n", r->h_bitstring);
+                printf("min(H_original, %u X H_bitstring): %.6f\n", r->bits, r->min_entropy);
+        }
+        if (!rr)
+                return;
+        printf("\nrestart test (SP 800-90B 3.1.4): %zu x %zu samples, H_I = %.6f\n", rr->rows, rr->cols, rr->h_i);
+        printf("sanity check: a value %u times in one row, %u in one column, cutoff %u: %s\n", rr->max_row_count,
+               rr->max_col_count, rr->cutoff, rr->sanity_passed ? "passed" : "FAILED");
+        if (rr->sanity_passed) {
+                printf("H_r: %.6f\nH_c: %.6f\n", rr->h_r, rr->h_c);
+                printf("min(H_r, H_c, H_I): %.6f\n", rr->min_entropy);
+        }
+        printf("restart test: %s\n", rr->passed ? "passed (min(H_r, H_c) >= H_I / 2)" : "FAILED");
+}
+
+/* A value that may be NAN: null then. */
+static int put_value(struct json_object *o, const char *key, double v) {
+        return json_put_value(o, key, ea_json_value(v), isnan(v));
+}
+
+static struct json_object *restart_json(const EaRestartReport *rr) {
+        struct json_object *o = json_object_new_object();
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        r |= json_put(o, "rows", json_object_new_uint64(rr->rows));
+        r |= json_put(o, "cols", json_object_new_uint64(rr->cols));
+        r |= put_value(o, "h_i", rr->h_i);
+        r |= json_put(o, "cutoff", json_object_new_uint64(rr->cutoff));
+        r |= json_put(o, "max_row_count", json_object_new_uint64(rr->max_row_count));
+        r |= json_put(o, "max_col_count", json_object_new_uint64(rr->max_col_count));
+        r |= json_put(o, "sanity_passed", json_object_new_boolean(rr->sanity_passed));
+        r |= put_value(o, "h_r", rr->h_r);
+        r |= put_value(o, "h_c", rr->h_c);
+        r |= put_value(o, "min_entropy", rr->min_entropy);
+        r |= json_put(o, "passed", json_object_new_boolean(rr->passed));
+        r |= json_put(o, "row", ea_report_to_json(&rr->row));
+        r |= json_put(o, "col", ea_report_to_json(&rr->col));
+        if (r) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static int print_json(const Assess *a, const EaReport *rep, const EaRestartReport *rr) {
+        struct json_object *o = ea_report_to_json(rep);
+        const char *text;
+        int r = o ? 0 : -ENOMEM;
+
+        if (a->file)
+                r |= json_put(o, "file", json_object_new_string(a->file));
+        else {
+                r |= json_put(o, "source", json_object_new_string(a->capture.source));
+                r |= json_put(o, "captured", json_object_new_string(a->capture.direct ? "direct" : "truerandomd"));
+        }
+        if (rr)
+                r |= json_put(o, "restart", restart_json(rr));
+        text = r ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (text)
+                puts(text);
+        json_object_put(o);
+        return text ? EXIT_OK : ctl_fail(EXIT_FAILED, "out of memory");
+}
+
+static int assess(const Assess *a) {
+        Buffer samples = { 0 }, matrix = { 0 };
+        EaRestartReport rr;
+        EaReport rep;
+        CtlProgress p;
+        int code;
+
+        ctl_progress_init(&p, a->file ? "assess" : a->capture.source);
+        if (a->file)
+                code = load_file(a->file, a->bits, &samples);
+        else {
+                code = capture(a, a->capture.samples, 1, &p, &samples);
+                if (code == EXIT_OK && a->restart)
+                        code = capture(a, CTL_RESTART_SAMPLES, CTL_RESTART_ROWS, &p, &matrix);
+        }
+        if (code == EXIT_OK)
+                code = estimate(&samples, a->file ? a->bits : 8, &p, &rep);
+        if (code == EXIT_OK && a->restart)
+                code = restart(&matrix, rep.min_entropy, &p, &rr);
+        if (code == EXIT_OK && a->json)
+                code = print_json(a, &rep, a->restart ? &rr : NULL);
+        else if (code == EXIT_OK)
+                print_text(a, &rep, a->restart ? &rr : NULL);
+        if (code == EXIT_OK && fflush(stdout) != 0)
+                code = ctl_fail(EXIT_FAILED, "writing the result: %s", strerror(errno));
+        if (code == EXIT_OK && a->restart && !rr.passed)
+                code = EXIT_RESTART;
+        free(samples.p);
+        free(matrix.p);
+        return code;
+}
+
+/* ---- the verb ---------------------------------------------------------------------- */
+
+enum {
+        ARG_RESTART = CTL_OPTION_VERB,
+        ARG_DIRECT,
+        ARG_JSON,
+};
+
+const struct option verb_assess_options[] = {
+        { "samples", required_argument, NULL, 'n' },
+        { "restart", no_argument, NULL, ARG_RESTART },
+        { "direct", no_argument, NULL, ARG_DIRECT },
+        { "json", no_argument, NULL, ARG_JSON },
+        { "file", required_argument, NULL, 'f' },
+        { "bits", required_argument, NULL, 'b' },
+        CTL_GLOBAL_OPTIONS,
+};
+
+/* Which options go together; EXIT_OK or the usage error. */
+static int check_options(const Assess *a, bool samples_set, bool bits_set) {
+        if ((samples_set || a->restart || a->capture.direct) && a->file)
+                return ctl_fail(EXIT_USAGE, "--samples, --restart and --direct apply to raw and to assess SOURCE only");
+        if (bits_set && !a->file)
+                return ctl_fail(EXIT_USAGE, "--bits applies to assess --file only: a source's samples have 8 bits");
+        if (!!a->file == !!a->capture.source)
+                return ctl_fail(EXIT_USAGE, "assess takes a SOURCE or --file FILE (one of them)");
+        if (samples_set && (a->capture.samples < EA_SAMPLES_MIN || a->capture.samples > EA_SAMPLES_MAX))
+                return ctl_fail(EXIT_USAGE, "assess --samples must be in [%u, %zu]", EA_SAMPLES_MIN, EA_SAMPLES_MAX);
+        return EXIT_OK;
+}
+
+static int parse_options(int argc, char *argv[], Assess *a) {
+        bool samples_set = false, bits_set = false;
+        uint64_t v;
+        int c;
+
+        while ((c = ctl_getopt(argc, argv, verb_assess_options, NULL)) >= 0)
+                switch (c) {
+                case 'n':
+                        if (ctl_parse_number(optarg, 1, CTL_RAW_SAMPLES_MAX, &a->capture.samples) < 0)
+                                return ctl_fail(EXIT_USAGE, "--samples must be a number in [1, %u]",
+                                                CTL_RAW_SAMPLES_MAX);
+                        samples_set = true;
+                        break;
+                case ARG_RESTART:
+                        a->restart = true;
+                        break;
+                case ARG_DIRECT:
+                        a->capture.direct = true;
+                        break;
+                case ARG_JSON:
+                        a->json = true;
+                        break;
+                case 'f':
+                        a->file = optarg;
+                        break;
+                case 'b':
+                        if (ctl_parse_number(optarg, 1, 8, &v) < 0)
+                                return ctl_fail(EXIT_USAGE, "--bits must be a number in [1, 8]");
+                        a->bits = (unsigned) v;
+                        bits_set = true;
+                        break;
+                default:
+                        if (!ctl_option_global(c))
+                                return EXIT_USAGE;
+                }
+        a->capture.source = optind + 1 < argc ? argv[optind + 1] : NULL;
+        return check_options(a, samples_set, bits_set);
+}
+
+int verb_assess(int argc, char *argv[], const CtlContext *ctx) {
+        Assess a = { .capture = { .samples = CTL_RAW_SAMPLES_DEFAULT, .rows = 1, .config_path = ctx->config,
+                                     .socket_path = ctx->socket },
+                        .bits = 8 };
+        int code;
+
+        code = parse_options(argc, argv, &a);
+        if (code != EXIT_OK)
+                return code;
+        return assess(&a);
+}

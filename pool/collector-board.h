@@ -1,0 +1,89 @@
+/* collector-board.h - what a collector's sampling thread and the loop
+ * thread share: the collector's state and counters (CollectorStats),
+ * which the sampling thread writes and the loop reads when woken; and the
+ * stop request, which the loop makes and the sampling thread obeys, even
+ * in the middle of a backoff.
+ *
+ * Invariants: one mutex guards the board; the sampling thread is the only
+ * writer of the stats and the loop the only writer of the stop flag. A
+ * change the loop must act on (a state, a block put, a window of the
+ * running check) is on the board before the wake that announces it, and
+ * a failure's count is published with the state it leads to.
+ * Flow: collector (collector.h, intake.h) -> [board] -> daemon (status,
+ * journal); daemon -> [board: stop] -> collector. */
+#pragma once
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "health.h"
+#include "online.h"
+#include "selftest.h"
+#include "util/time-util.h"
+
+typedef enum SourceState {
+        SOURCE_STARTUP,              /* startup test running: nothing credited yet */
+        SOURCE_HEALTHY,
+        SOURCE_FAILED_INTERMITTENT,  /* last health verdict failed; startup re-runs */
+        SOURCE_FAILED_PERMANENT,     /* disabled */
+        SOURCE_UNAVAILABLE,          /* open failed (its self-test too), or device errors */
+        SOURCE_FAILED_ESTIMATE,      /* the running check stopped crediting it */
+        _SOURCE_STATE_MAX,
+} SourceState;
+
+typedef struct CollectorStats {
+        SourceState state;
+        bool running;                 /* the thread is sampling right now */
+        uint32_t credit_mbits;        /* per sample, as configured and capped */
+        uint64_t samples;             /* raw samples read */
+        uint64_t credited_mbits;      /* credit that went into finished blocks */
+        uint64_t blocks;              /* put into the store */
+        uint64_t pending_blocks;      /* finished, waiting for their windows to close */
+        uint64_t fail_rct;            /* intermittent failures by test */
+        uint64_t fail_apt;
+        uint64_t permanent_rct;       /* 0 or 1 */
+        uint64_t permanent_apt;
+        uint64_t read_errors;         /* device errors; -EAGAIN ("nothing now") backs off uncounted */
+        int last_error;               /* -errno of the last read error, 0 if none */
+        SelftestResult selftest;      /* at open; run = false: the source has none */
+        OnlineStats online;           /* the running check */
+} CollectorStats;
+
+/* Wakes the loop; called from the collector thread (eventfd write). */
+typedef void (*CollectorWakeFn)(void *userdata);
+
+typedef struct CollectorBoard {
+        pthread_mutex_t lock;         /* guards everything below */
+        pthread_cond_t stop_changed;  /* on CLOCK_MONOTONIC */
+        bool stop;
+        CollectorStats stats;
+        CollectorWakeFn wake;         /* NULL: nobody to wake */
+        void *userdata;
+} CollectorBoard;
+
+/* 0, or -ENOMEM when the mutex or condition cannot be made (then nothing
+ * is left to deinit). The stats start all zero. */
+int collector_board_init(CollectorBoard *b, CollectorWakeFn wake, void *userdata);
+void collector_board_deinit(CollectorBoard *b);
+
+/* Locks the board and returns its stats to change; unlocking publishes
+ * them. A lock that cannot be taken abort()s. */
+CollectorStats *collector_board_lock(CollectorBoard *b);
+void collector_board_unlock(CollectorBoard *b);
+/* Tells the loop to read the board. */
+void collector_board_wake(CollectorBoard *b);
+
+/* Sets the state and publishes the health tests' failure counts with it;
+ * wakes the loop when the state changed. */
+void collector_board_set_state(CollectorBoard *b, SourceState s, const HealthTest *health);
+
+void collector_board_get(CollectorBoard *b, CollectorStats *ret);
+
+/* The loop asks the sampling thread to stop; a sleep in progress ends. */
+void collector_board_stop(CollectorBoard *b);
+bool collector_board_stopping(CollectorBoard *b);
+/* Sleeps usec unless asked to stop; returns true when stopping. */
+bool collector_board_sleep(CollectorBoard *b, usec_t usec);
+
+const char *source_state_to_string(SourceState s);

@@ -1,0 +1,237 @@
+/* test-render.c - the status for people: a typical daemon's report
+ * reads as documented, and whatever the daemon sends (huge numbers, long
+ * or hostile names, missing fields) stays within 80 printable columns. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ctl/render.h"
+
+static char *render(const char *json) {
+        CtlStatus *st = NULL;
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        if (ctl_status_parse(json, strlen(json), &st) < 0)
+                fail_msg("refused: %s", json);
+        assert_non_null(f);
+        assert_int_equal(ctl_render_text(st, f), 0);
+        fclose(f);
+        ctl_status_free(st);
+        return text;
+}
+
+static void assert_fits(const char *text) {
+        const char *line = text;
+
+        while (*line) {
+                size_t n = strcspn(line, "\n");
+                if (n > 80)
+                        fail_msg("line of %zu columns: %.*s", n, (int) n, line);
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char) line[i] < 0x20 || (unsigned char) line[i] >= 0x7f)
+                                fail_msg("unprintable byte in: %.*s", (int) n, line);
+                line += n + (line[n] == '\n');
+        }
+}
+
+/* As daemon/status.c writes it. */
+static const char typical[] =
+        "{\"version\":1,\"uptime_s\":3725.4,\"ready\":true,\"stopping\":false,\"sources\":["
+        "{\"name\":\"jitter\",\"enabled\":true,\"credited\":true,\"state\":\"healthy\",\"running\":true,"
+        "\"credit_bits\":0.300,\"samples\":123456789,\"blocks\":1000,\"credited_bits\":320000,"
+        "\"credited_bits_per_s\":1234.5,\"failures\":{\"rct\":0,\"apt\":2,\"permanent_rct\":0,\"permanent_apt\":0},"
+        "\"read_errors\":0,\"last_error\":null},"
+        "{\"name\":\"rdseed\",\"enabled\":true,\"credited\":true,\"state\":\"unavailable\",\"running\":false,"
+        "\"credit_bits\":0.250,\"samples\":0,\"blocks\":0,\"credited_bits\":0,\"credited_bits_per_s\":0.0,"
+        "\"failures\":{\"rct\":0,\"apt\":0,\"permanent_rct\":0,\"permanent_apt\":0},\"read_errors\":1,"
+        "\"last_error\":\"No such device\"},"
+        "{\"name\":\"hwrng\",\"enabled\":true,\"credited\":true,\"state\":\"failed-permanent\",\"running\":false,"
+        "\"credit_bits\":4.000,\"samples\":2048,\"blocks\":0,\"credited_bits\":0,\"credited_bits_per_s\":0.0,"
+        "\"failures\":{\"rct\":1,\"apt\":0,\"permanent_rct\":0,\"permanent_apt\":1},\"read_errors\":0,"
+        "\"last_error\":null},"
+        "{\"name\":\"kernel\",\"enabled\":true,\"credited\":false,\"state\":\"mixed\"},"
+        "{\"name\":\"file\",\"enabled\":false,\"credited\":false,\"state\":\"disabled\"}],"
+        "\"store\":{\"fill\":812,\"capacity\":1024,\"blocks_in\":2000,\"blocks_served\":1100,\"blocks_seeded\":88,"
+        "\"blocks_purged\":0,\"bytes_served\":35200,\"credited_bits_in\":640000,\"credited_bits_taken\":352000},"
+        "\"devices\":[{\"name\":\"truerandom\",\"kind\":\"truerandom\",\"up\":true,\"open_files\":5,\"waiting\":3,"
+        "\"waiting_uids\":2,\"reads\":100,\"bytes_served\":35200,\"eagain\":0,\"interrupted\":0},"
+        "{\"name\":\"truerandom-random\",\"kind\":\"random\",\"up\":true,\"open_files\":1,\"waiting\":0,"
+        "\"waiting_uids\":0,\"reads\":9,\"bytes_served\":3650722202,\"eagain\":0,\"interrupted\":0}],"
+        "\"crng\":{\"seeded\":true,\"generation\":42,\"reseeds\":41,\"seed_age_s\":12.3}}";
+
+static void test_status_typical(void **state) {
+        char *text = render(typical);
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "truerandomd serving, up 1h 02m\n"));
+        assert_non_null(strstr(text, "CRNG: seeded, 41 reseeds (generation 42), seed age 12.3 s\n"));
+        assert_non_null(strstr(text, "Store: 812 of 1024 blocks ready (79%), 34.4 KiB served, 0 blocks purged\n"));
+        assert_non_null(strstr(text, "jitter  healthy              0.300       123M      0      2     1234.5\n"));
+        assert_non_null(strstr(text, "        last error: No such device (1 read errors)\n"));
+        assert_non_null(strstr(text, "hwrng   failed-permanent     4.000       2048      1      0        0.0\n"));
+        assert_non_null(strstr(text, "        failed permanently: APT health test\n"));
+        assert_non_null(strstr(text, "kernel  mixed into CRNG seeds, never credited\n"));
+        assert_non_null(strstr(text, "file    disabled\n"));
+        assert_non_null(strstr(text, "truerandom             truerandom        3     2      5     34.4 KiB\n"));
+        assert_non_null(strstr(text, "truerandom-random      random            0     0      1      3.4 GiB\n"));
+        free(text);
+}
+
+static void test_status_version_2(void **state) {
+        char *text = render("{\"version\":2,\"daemon_version\":\"0.2\",\"ready\":true,\"trng_serving\":false,"
+                            "\"min_healthy\":2,\"uptime_s\":5,\"reload\":{\"count\":3,\"result\":\"refused\","
+                            "\"age_s\":65,\"error\":\"/etc/truerandomd.conf:12: [pool] min_healthy: not a number "
+                            "(an inline comment? they are not allowed)\"},\"sources\":[{\"name\":\"jitter\","
+                            "\"credited\":true,\"state\":\"healthy\"}]}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "truerandomd 0.2 serving, up 5.0 s\n"));
+        assert_non_null(strstr(text, "/dev/truerandom: not serving; 1 of 1 credited sources healthy (min_healthy 2)\n"));
+        assert_non_null(strstr(text, "Last reload: REFUSED 1m 05s ago, running the previous configuration: /etc/t"));
+        assert_non_null(strstr(text, ">\n"));
+        free(text);
+}
+
+/* Schema 3: where each credit comes from and the estimate behind it, and a
+ * source being assessed. */
+static void test_status_credit_origin(void **state) {
+        static const char est[] = "\"estimate\":{\"min_entropy\":1.311120,\"h_original\":1.311120,"
+                                  "\"h_bitstring\":0.193005,\"bound_bits\":0.655,\"samples\":1000000,"
+                                  "\"date\":\"2026-12-03T13:13:31Z\",\"age_s\":60,\"measured\":\"stored\"}";
+        char json[4096], *text;
+
+        snprintf(json, sizeof(json),
+                 "{\"version\":3,\"ready\":true,\"sources\":["
+                 "{\"name\":\"jitter\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.655,"
+                 "\"credit_origin\":\"auto\",\"credit_cap_bits\":1.000,%s},"
+                 "{\"name\":\"file\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.500,"
+                 "\"credit_origin\":\"capped\",\"credit_cap_bits\":0.500,%s},"
+                 "{\"name\":\"hwrng\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.800,"
+                 "\"credit_origin\":\"explicit\",\"credit_above_estimate\":true,%s},"
+                 "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.250,"
+                 "\"credit_origin\":\"explicit\",\"estimate\":null}]}",
+                 est, est, est);
+        text = render(json);
+        assert_fits(text);
+        assert_non_null(strstr(text, "        credit auto: half of 1.311 measured here (1.0M samples, 2026-12-03)\n"));
+        assert_non_null(strstr(text, "        credit capped: half of 1.311 measured here is 0.655 "
+                                     "(2026-12-03)\n"));
+        assert_non_null(strstr(text, "        credit explicit, ABOVE half of 1.311 measured here (0.655, 2026-12-03)\n"));
+        /* No estimate behind an explicit credit: nothing to say. */
+        assert_null(strstr(text, "rdseed  healthy              0.250          -      -      -          -\n        credit"));
+        free(text);
+
+        text = render("{\"version\":3,\"ready\":false,\"sources\":[{\"name\":\"jitter\",\"credited\":false,"
+                      "\"state\":\"assessing\",\"credit_origin\":\"pending\",\"estimate\":null,\"assessment\":"
+                      "{\"phase\":\"capturing\",\"reason\":\"no assessment stored yet\",\"samples\":1000000,"
+                      "\"captured\":450000,\"steps_done\":0,\"steps_total\":0,\"elapsed_s\":2.0,"
+                      "\"expected_s\":14.2}},"
+                      "{\"name\":\"file\",\"credited\":false,\"state\":\"unavailable\",\"credit_origin\":\"pending\","
+                      "\"estimate\":null,\"assessment\":{\"phase\":\"failed\",\"reason\":\"x\",\"error\":"
+                      "\"the source ended before the samples were in\"}}]}");
+        assert_fits(text);
+        assert_non_null(strstr(text, "jitter  assessing\n        assessing on this machine: capturing 45%, about 12 s left "
+                                     "(1.0M samples)\n"));
+        assert_non_null(strstr(text, "file    unavailable\n        assessment failed: the source ended before the "
+                                     "samples were in\n"));
+        free(text);
+}
+
+/* A self-test that failed says which check and why, cut to its column;
+ * a running check with no window yet says so. */
+static void test_status_checks(void **state) {
+        char *text = render("{\"version\":3,\"ready\":true,\"sources\":[{\"name\":\"jitter\",\"credited\":true,"
+                            "\"state\":\"unavailable\",\"last_error\":\"sampler self-test failed\","
+                            "\"selftest\":{\"result\":\"constant-low-bit\",\"detail\":\"low bit of the reduced delta "
+                            "4092 of 4096 one value (limit 3840): a missed clock step\",\"window\":4096,"
+                            "\"low_bit\":4092},\"running_check\":null},"
+                            "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"startup\","
+                            "\"selftest\":{\"result\":\"passed\",\"words\":64},"
+                            "\"running_check\":{\"state\":\"pending\",\"window\":65536,\"estimate_bits\":null}}]}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "        last error: sampler self-test failed (- read errors)\n"
+                                     "        self-test FAILED (constant-low-bit):\n"
+                                     "          low bit of the reduced delta 4092 of 4096 one value (limit 3840): a m>\n"));
+        assert_non_null(strstr(text, "        self-test passed: 64 words, none repeated\n"
+                                     "        running: pending (an estimate every 65536 samples)\n"));
+        free(text);
+}
+
+/* Clones, restores, resumes: the detector's verdict, and the seeder's
+ * counts beside the detector's resumes. */
+static void test_status_vm(void **state) {
+        /* The longest verdict the daemon writes, whole on its line. */
+        char *text = render("{\"version\":3,\"ready\":true,\"crng\":{\"seeded\":true,\"vm_generation_changes\":2,"
+                            "\"vm_blocks_purged\":4096,\"rekeys\":2},\"vm_generation\":{\"detection\":\"unavailable\","
+                            "\"detail\":\"unavailable: kernel log unreadable (Operation not permitted)\","
+                            "\"device\":\"QEMUVGID:00\",\"kernel_log\":false,\"uevents\":false,"
+                            "\"lost_records\":0,\"last_change_age_s\":null},\"resume\":{\"jumps\":1,"
+                            "\"slept_s\":2.4,\"last_age_s\":3.0}}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "VM fork detection: unavailable: kernel log unreadable (Operation not permitted)\n"));
+        assert_non_null(strstr(text, "Seen: 2 VM generation changes (4096 blocks purged), 1 resumes from suspend\n"));
+        free(text);
+        /* A daemon of schema 2 says nothing about it. */
+        text = render("{\"version\":2,\"ready\":true}");
+        assert_null(strstr(text, "VM fork"));
+        free(text);
+}
+
+static void test_status_extremes(void **state) {
+        char json[4096], name[200], want[96];
+        char *text;
+
+        /* Whatever the daemon sends, lines stay within 80 printable columns. */
+        memset(name, 'n', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        snprintf(json, sizeof(json),
+                 "{\"version\":7,\"uptime_s\":1e11,\"ready\":false,\"future\":[1,{\"x\":null}],\"sources\":["
+                 "{\"name\":\"%s\",\"credited\":true,\"state\":\"%s\",\"credit_bits\":8,"
+                 "\"samples\":1.8e19,\"credited_bits_per_s\":1e15,\"failures\":{\"rct\":1e18,\"apt\":99999},"
+                 "\"read_errors\":1e19,\"last_error\":\"%s\\u001b[31m\"},"
+                 "{\"name\":\"tab\\there\",\"credited\":false,\"state\":\"%s\"},{\"name\":1},\"junk\",7],"
+                 "\"store\":{\"fill\":1e9,\"capacity\":1e9,\"bytes_served\":1.8e19,\"blocks_purged\":1e19},"
+                 "\"devices\":[{\"name\":\"%s\",\"kind\":\"%s\",\"up\":false,\"waiting\":1e12,\"waiting_uids\":1e12,"
+                 "\"open_files\":1e12,\"bytes_served\":1e30}],"
+                 "\"crng\":{\"seeded\":true,\"generation\":1e19,\"reseeds\":1e19,\"seed_age_s\":1e10}}",
+                 name, name, name, name, name, name);
+        text = render(json);
+        assert_fits(text);
+        assert_non_null(strstr(text, "truerandomd starting"));
+        assert_non_null(strstr(text, "(down)"));
+        /* Whatever was cut says so: a name cut to its column, a line to 80. */
+        assert_non_null(strstr(text, "\nnnnnnn> "));
+        snprintf(want, sizeof(want), "        last error: %.47s> (", name);
+        assert_non_null(strstr(text, want));
+        free(text);
+
+        /* Missing fields show as "-", not as a crash. */
+        text = render("{\"version\":1,\"sources\":[{\"credited\":true}],\"devices\":[{}],\"crng\":{},"
+                      "\"store\":{\"fill\":\"x\"}}");
+        assert_fits(text);
+        assert_non_null(strstr(text, "truerandomd starting, up -\n"));
+        assert_non_null(strstr(text, "CRNG: not seeded yet"));
+        free(text);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_status_typical),
+                cmocka_unit_test(test_status_credit_origin),
+                cmocka_unit_test(test_status_extremes),
+                cmocka_unit_test(test_status_checks),
+                cmocka_unit_test(test_status_version_2),
+                cmocka_unit_test(test_status_vm),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
