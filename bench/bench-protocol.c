@@ -31,7 +31,6 @@
  * Flow: bench -> fake kernel -> socketpair -> libfuse -> daemon loop. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/random.h>
 #include <malloc.h>
 #include <poll.h>
@@ -55,6 +54,7 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "fakedaemon.h"
 #include "fakekernel.h"
 
 #define ROUNDS_DEFAULT 11
@@ -62,7 +62,6 @@
 #define TRIAL_NS 150000000LL      /* per size, mode, device and round */
 #define WARMUP_NS 20000000LL
 #define WINDOW 8                  /* reads in flight in the windowed mode */
-#define SAMPLES (1U << 16)
 #define PARKED 10000U
 #define PARKED_UIDS 100U
 #define PARKED_SIZE 32U
@@ -145,17 +144,6 @@ static long vm_rss_kib(void) {
         return v;
 }
 
-static void write_file(const char *path, const void *data, size_t n) {
-        FILE *f = fopen(path, "we");
-
-        if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
-                die("writing %s: %s", path, strerror(errno));
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        return remove(path) < 0 ? -1 : 0;
-}
-
 static int compare_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
 
@@ -174,162 +162,42 @@ static double median(const double *v, size_t n) {
 /* a daemon on its own thread, its devices behind fake kernels         */
 
 typedef struct Bench {
-        char dir[64];
-        char devdir[96];
-        char samples[96];
-        FakeKernel *fk[_CUSEDEV_KIND_MAX];
-        int daemon_fd[_CUSEDEV_KIND_MAX];
+        FakeDaemon *daemon;       /* its thread, scratch directory and fake kernels */
+        FakeKernel **fk;          /* daemon->fk: each device's kernel, by kind */
         FkFile file[_CUSEDEV_KIND_MAX];
         Config config;
-        pthread_t thread;
         clockid_t loop_clock;     /* the daemon loop thread's CPU time */
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool started;
-        bool running;
-        int new_result;
-        int run_result;
 } Bench;
 
-static int open_device(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
-        Bench *b = userdata;
-
-        if (b->daemon_fd[kind] < 0)
-                return -ENODEV;
-        *ret_fd = b->daemon_fd[kind];
-        *ret_io = &fk_daemon_io;
-        b->daemon_fd[kind] = -1;
-        return 0;
-}
-
-static void *daemon_thread(void *userdata) {
-        Bench *b = userdata;
-        DaemonHooks hooks = {
-                .open_device = open_device,
-                .userdata = b,
-                .dev_dir = b->devdir,
-                .ready_fd = -1,
-        };
-        Daemon *d = NULL;
-        int r;
-
-        r = daemon_new(&b->config, NULL, &hooks, &d);
-        pthread_mutex_lock(&b->lock);
-        b->started = true;
-        b->new_result = r;
-        pthread_cond_signal(&b->cond);
-        pthread_mutex_unlock(&b->lock);
-        if (r < 0)
-                return NULL;
-        b->run_result = daemon_run(d);
-        daemon_free(d);
-        return NULL;
-}
-
-/* What the protocol suite starts from: only the file source, credited 8
- * bits per uniformly distributed sample (fixed seed), so the store fills and
- * the CRNG seeds within milliseconds; the rest as the built-in defaults. */
+/* What the protocol suite starts from (fakedaemon_config()): only the file
+ * source, credited 8 bits per uniformly distributed sample (fixed seed), so
+ * the store fills and the CRNG seeds within milliseconds; the rest as the
+ * built-in defaults. */
 static Bench *bench_new(void) {
-        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'e', 'n', 'c', 'h' };
         Bench *b = calloc(1, sizeof(*b));
-        uint8_t *samples = malloc(SAMPLES);
-        char path[160], gid[16];
 
-        if (!b || !samples)
+        if (!b)
                 die("out of memory");
-        snprintf(b->dir, sizeof(b->dir), "/tmp/truerandom-bench-XXXXXX");
-        if (!mkdtemp(b->dir))
-                die("mkdtemp: %s", strerror(errno));
-        snprintf(b->devdir, sizeof(b->devdir), "%s/dev", b->dir);
-        snprintf(b->samples, sizeof(b->samples), "%s/samples", b->dir);
-        if (mkdir(b->devdir, 0755) < 0)
-                die("mkdir %s: %s", b->devdir, strerror(errno));
-        randombytes_buf_deterministic(samples, SAMPLES, seed);
-        write_file(b->samples, samples, SAMPLES);
-        free(samples);
-
-        must(config_init_defaults(&b->config), "config defaults");
-        snprintf(gid, sizeof(gid), "%u", (unsigned) getgid());
-        free(b->config.group);
-        b->config.group = strdup(gid);
-        free(b->config.socket_path);
-        snprintf(path, sizeof(path), "%s/control", b->dir);
-        b->config.socket_path = strdup(path);
-        free(b->config.state_directory);
-        snprintf(path, sizeof(path), "%s/state", b->dir);
-        b->config.state_directory = strdup(path);
-        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                b->config.source[i].enable = false;
-        b->config.source[CONFIG_SOURCE_KERNEL].enable = true;
-        b->config.source[CONFIG_SOURCE_FILE] = (SourceConfig) {
-                .enable = true,
-                .credit_mbits = 8000,
-                .params = { .path = strdup(b->samples), .loop = true },
-        };
-        if (!b->config.group || !b->config.socket_path || !b->config.state_directory ||
-            !b->config.source[CONFIG_SOURCE_FILE].params.path)
-                die("out of memory");
-        for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
-                b->daemon_fd[k] = -1;
-        pthread_mutex_init(&b->lock, NULL);
-        pthread_cond_init(&b->cond, NULL);
+        must(fakedaemon_new("bench", "bench", &b->daemon), "scratch directory");
+        must(fakedaemon_config(b->daemon, &b->config), "configuration");
+        b->fk = b->daemon->fk;
         return b;
 }
 
 static void bench_start(Bench *b) {
-        const DeviceConfig *dev = b->config.device;
-        const char *names[_CUSEDEV_KIND_MAX] = {
-                [CUSEDEV_TRNG] = dev[CONFIG_DEVICE_TRNG].name,
-                [CUSEDEV_RANDOM] = dev[CONFIG_DEVICE_RANDOM].enable ? dev[CONFIG_DEVICE_RANDOM].name : NULL,
-                [CUSEDEV_URANDOM] = dev[CONFIG_DEVICE_URANDOM].enable ? dev[CONFIG_DEVICE_URANDOM].name : NULL,
-                [CUSEDEV_NULL] = dev[CONFIG_DEVICE_NULL].name,
-        };
-        int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
-        FkInit init;
-
-        for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
-                char path[200];
-
-                if (!names[k])
-                        continue;
-                /* init_done chmods the node: a plain file in our own dir. */
-                snprintf(path, sizeof(path), "%s/%s", b->devdir, names[k]);
-                write_file(path, "", 0);
-                must(fk_new(&b->fk[k], &b->daemon_fd[k]), "fk_new");
-                /* As the kernel, at open of /dev/cuse: set-up answers it. */
-                init_unique[k] = fk_send_init(b->fk[k]);
-                must(init_unique[k] > 0 ? 0 : -EIO, "CUSE_INIT");
-        }
-        if (pthread_create(&b->thread, NULL, daemon_thread, b) != 0)
-                die("pthread_create failed");
-        pthread_mutex_lock(&b->lock);
-        while (!b->started)
-                pthread_cond_wait(&b->cond, &b->lock);
-        pthread_mutex_unlock(&b->lock);
-        if (b->new_result < 0) {
-                pthread_join(b->thread, NULL);
-                must(b->new_result, "daemon_new");
-        }
-        b->running = true;
-        if (pthread_getcpuclockid(b->thread, &b->loop_clock) != 0)
+        must(fakedaemon_start(b->daemon, &b->config, NULL, NULL), "daemon_new");
+        if (pthread_getcpuclockid(b->daemon->thread, &b->loop_clock) != 0)
                 die("pthread_getcpuclockid failed");
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
                 if (!b->fk[k])
                         continue;
-                must(fk_init_await(b->fk[k], init_unique[k], &init), "CUSE_INIT");
                 must(fk_open(b->fk[k], NULL, k == CUSEDEV_TRNG ? O_RDONLY : O_RDWR, &b->file[k]), "open");
         }
 }
 
 /* SIGTERM as systemd sends it (blocked everywhere: the loop's signalfd). */
 static void bench_stop(Bench *b) {
-        if (!b->running)
-                return;
-        if (kill(getpid(), SIGTERM) < 0)
-                die("kill: %s", strerror(errno));
-        pthread_join(b->thread, NULL);
-        b->running = false;
-        must(b->run_result, "daemon_run");
+        must(fakedaemon_stop(b->daemon), "daemon_run");
 }
 
 static void bench_free(Bench *b) {
@@ -342,15 +210,9 @@ static void bench_free(Bench *b) {
                 /* A figure from a session the kernel would have cut is void. */
                 if (fk_violations(b->fk[k], &last) != 0)
                         die("device %s: the kernel would reject: %s", cusedev_kind_to_string(k), last);
-                fk_free(b->fk[k]);
-                if (b->daemon_fd[k] >= 0)
-                        close(b->daemon_fd[k]);
         }
         config_done(&b->config);
-        if (nftw(b->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS) < 0)
-                die("removing %s: %s", b->dir, strerror(errno));
-        pthread_cond_destroy(&b->cond);
-        pthread_mutex_destroy(&b->lock);
+        fakedaemon_free(b->daemon);
         free(b);
 }
 
@@ -687,18 +549,12 @@ int main(int argc, char *argv[]) {
         double fk_delta, daemon_delta, rss_daemon, idle_pct, loop_pct;
         unsigned long rounds = ROUNDS_DEFAULT;
         char *end;
-        sigset_t ss;
-
         if (argc > 2 || (argc == 2 && ((rounds = strtoul(argv[1], &end, 10)) < 1 || rounds > ROUNDS_MAX || *end))) {
                 fprintf(stderr, "usage: %s [ROUNDS]   (1..%d, default %d)\n", argv[0], ROUNDS_MAX, ROUNDS_DEFAULT);
                 return 2;
         }
         /* Blocked in every thread: only the daemon's signalfd takes them. */
-        sigemptyset(&ss);
-        sigaddset(&ss, SIGTERM);
-        sigaddset(&ss, SIGINT);
-        sigaddset(&ss, SIGHUP);
-        pthread_sigmask(SIG_BLOCK, &ss, NULL);
+        fakedaemon_block_signals();
         if (sodium_init() < 0)
                 die("sodium_init failed");
         /* The daemon's start-up chatter would bury the table. */

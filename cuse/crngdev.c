@@ -9,8 +9,11 @@
  *   ioctls   <linux/random.h>; privileged ones need CAP_SYS_ADMIN; credit
  *            given by ioctl counts toward CRNG seeding only
  *
- * When the CRNG is seeded and from what is the Seeder's policy
- * (crng/seeder.h); RNDRESEEDCRNG and ioctl credit are handed to it.
+ * Each is a row of cusekinds.c's table (crngdev_random_ops, ..._urandom_,
+ * ..._null_ops): the requests they answer alike are shared here, and what
+ * differs is a handler of its own (random's open, read and poll; null's
+ * write and ioctl). When the CRNG is seeded and from what is the Seeder's
+ * policy (crng/seeder.h); RNDRESEEDCRNG and ioctl credit are handed to it.
  * Output passes through the hub's scratch buffer and is erased there.
  * Flow: store -> seeder -> crng -> [drop-in] -> reader. */
 #include "cusedev-internal.h"
@@ -78,11 +81,9 @@ static void crng_serve_deferred(CuseDev *dev) {
  * batch per loop turn. All at once, up to max_parked reads of 128 KiB
  * (2 GiB with the defaults), would hold the loop for seconds natively and
  * past the watchdog in a slow guest. They stay interruptible there. */
-static void crng_seeded(CuseDev *dev) {
+static void random_seeded(CuseDev *dev) {
         FairEntry *e;
 
-        if (dev->kind != CUSEDEV_RANDOM)
-                return;
         /* In the queue's order, round robin across uids: one uid's many
          * reads do not hold another's single one back for long. */
         while ((e = fairq_next(dev->fq))) {
@@ -92,29 +93,48 @@ static void crng_seeded(CuseDev *dev) {
         }
         cusedev_notify_pollers(dev);
         if (dev->n_deferred > 0)
-                cusehub_backlog_changed(dev->hub);
+                dev->hub->cb.backlog(dev->hub->cb.userdata);
+}
+
+/* Whether a read is answered here and now (shutdown, size 0); else the
+ * read's own handler goes on. */
+static bool read_answered(CuseDev *dev, fuse_req_t req, size_t size) {
+        dev->reads++;
+        if (dev->hub->shutting_down) {
+                fuse_reply_err(req, dev->hub->shutdown_err);
+                return true;
+        }
+        if (size == 0) {
+                fuse_reply_buf(req, NULL, 0);
+                return true;
+        }
+        return false;
+}
+
+/* CUSE starts every read(2) at offset 0: more is a long read's next
+ * request. */
+static void serve_or_defer(CuseDev *dev, fuse_req_t req, size_t size, off_t off) {
+        if (off > 0)
+                defer(dev, req, size);
+        else
+                serve(dev, req, size);
 }
 
 static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
+
+        if (!read_answered(dev, req, size))
+                serve_or_defer(dev, req, size, off);
+}
+
+static void random_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
 
-        dev->reads++;
-        if (hub->shutting_down) {
-                fuse_reply_err(req, hub->shutdown_err);
+        if (read_answered(dev, req, size))
                 return;
-        }
-        if (size == 0) {
-                fuse_reply_buf(req, NULL, 0);
-                return;
-        }
-        if (dev->kind != CUSEDEV_RANDOM || crng_is_seeded(hub->crng)) {
-                /* CUSE starts every read(2) at offset 0: more is a long
-                 * read's next request. */
-                if (off > 0)
-                        defer(dev, req, size);
-                else
-                        serve(dev, req, size);
+        if (crng_is_seeded(hub->crng)) {
+                serve_or_defer(dev, req, size, off);
                 return;
         }
         if (fi->flags & O_NONBLOCK) {
@@ -123,27 +143,41 @@ static void crng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 return;
         }
         if (cusedev_park(dev, req, fi, size))
-                cusehub_demand_changed(hub);
+                hub->cb.demand(hub->cb.userdata);
+}
+
+/* Random parks reads only before the first seed (which stays): only then
+ * does its opener's account need the look at /proc. */
+static void random_open(fuse_req_t req, struct fuse_file_info *fi) {
+        CuseDev *dev = fuse_req_userdata(req);
+
+        if (crng_is_seeded(dev->hub->crng))
+                cusedev_op_open(req, fi);
+        else
+                cusedev_open_file(req, fi, cusedev_charge(dev, req));
 }
 
 static void crng_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
         CuseDev *dev = fuse_req_userdata(req);
 
-        if (dev->kind != CUSEDEV_NULL)
-                crng_mix(dev->hub->crng, buf, size);
+        crng_mix(dev->hub->crng, buf, size);
         fuse_reply_write(req, size);
 }
 
-static void crng_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
+static void null_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+        fuse_reply_write(req, size);
+}
+
+/* As the kernel's urandom: no poll method, default mask. */
+static void no_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
+        if (ph)
+                fuse_pollhandle_destroy(ph);
+        fuse_reply_err(req, ENOSYS);
+}
+
+static void random_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
         CuseDev *dev = fuse_req_userdata(req);
 
-        if (dev->kind != CUSEDEV_RANDOM) {
-                /* As the kernel's urandom: no poll method, default mask. */
-                if (ph)
-                        fuse_pollhandle_destroy(ph);
-                fuse_reply_err(req, ENOSYS);
-                return;
-        }
         if (crng_is_seeded(dev->hub->crng) || dev->hub->shutting_down) {
                 if (ph)
                         fuse_pollhandle_destroy(ph);
@@ -170,10 +204,6 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         RndRequest rq;
         int count, r;
 
-        if (dev->kind == CUSEDEV_NULL) {
-                fuse_reply_err(req, ENOTTY);
-                return;
-        }
         /* The kernel's random_ioctl() answers anything it does not know,
          * RNDGETPOOL included, with EINVAL. */
         if (op == RND_OP_UNKNOWN || op == RND_OP_GETPOOL) {
@@ -217,7 +247,7 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                 /* Now if the store has a block; else as soon as one is made,
                  * ahead of every /dev/truerandom reader. */
                 cusehub_seed_if_due(hub);
-                cusehub_demand_changed(hub);
+                hub->cb.demand(hub->cb.userdata);
                 break;
         default:
                 fuse_reply_err(req, EINVAL);
@@ -226,19 +256,58 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
-static const struct cuse_lowlevel_ops crng_requests = {
+/* The null device answers no ioctl: it is no random device. */
+static void null_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+                       const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
+        fuse_reply_err(req, ENOTTY);
+}
+
+static const struct cuse_lowlevel_ops random_requests = {
+        .init_done = cusedev_op_init_done,
+        .open = random_open,
+        .release = cusedev_op_release,
+        .read = random_read,
+        .write = crng_write,
+        .poll = random_poll,
+        .ioctl = crng_ioctl,
+};
+
+static const struct cuse_lowlevel_ops urandom_requests = {
         .init_done = cusedev_op_init_done,
         .open = cusedev_op_open,
         .release = cusedev_op_release,
         .read = crng_read,
         .write = crng_write,
-        .poll = crng_poll,
+        .poll = no_poll,
         .ioctl = crng_ioctl,
 };
 
+static const struct cuse_lowlevel_ops null_requests = {
+        .init_done = cusedev_op_init_done,
+        .open = cusedev_op_open,
+        .release = cusedev_op_release,
+        .read = crng_read,
+        .write = null_write,
+        .poll = no_poll,
+        .ioctl = null_ioctl,
+};
+
 /* The drop-ins take no store blocks themselves: the seeder does, for them. */
-const CuseDevOps crngdev_ops = {
-        .requests = &crng_requests,
-        .seeded = crng_seeded,
+const CuseDevOps crngdev_random_ops = {
+        .name = "random",
+        .requests = &random_requests,
+        .seeded = random_seeded,
+        .serve_deferred = crng_serve_deferred,
+};
+
+const CuseDevOps crngdev_urandom_ops = {
+        .name = "urandom",
+        .requests = &urandom_requests,
+        .serve_deferred = crng_serve_deferred,
+};
+
+const CuseDevOps crngdev_null_ops = {
+        .name = "null",
+        .requests = &null_requests,
         .serve_deferred = crng_serve_deferred,
 };

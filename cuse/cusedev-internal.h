@@ -1,11 +1,14 @@
-/* cusedev-internal.h - what cusehub.c, cusedev.c, trngdev.c and crngdev.c
- * share: the hub, devices, open files and parked reads, and the table
- * through which the hub knows a kind of device (CuseDevOps).
+/* cusedev-internal.h - what the files of cuse/ share: the hub, devices,
+ * open files and parked reads, and CuseDevOps, through which the hub and
+ * cusedev.c know a kind of device.
  *
- * Direction: the devices (trngdev.c, crngdev.c) use the helpers of the hub
- * (cusehub.c) and of cusedev.c below; those call a device only through its
- * CuseDevOps; devices never call each other. Nothing outside cuse/ includes
- * this. */
+ * Direction, from the top: cusekinds.c (the table of kinds, one
+ * CuseDevOps each, and cusedev_new(), which creates a device of a kind and
+ * gives it to the hub) -> the devices (trngdev.c, crngdev.c) -> the hub
+ * (cusehub.c) -> cusedev.c (what every device shares). The hub and
+ * cusedev.c call a device only through its CuseDevOps, and the loop only
+ * through CuseHubCallbacks (never NULL: the hub fills in no-ops); devices
+ * never call each other. Nothing outside cuse/ includes this. */
 #pragma once
 
 #define FUSE_USE_VERSION 314
@@ -47,10 +50,12 @@ typedef struct Parked {
         bool interrupted_early;      /* its INTERRUPT came during registration */
 } Parked;
 
-/* What a kind of device does for the hub. Every member but requests may be
- * NULL: nothing to do. Waiting reads, their bounds and their interrupts
- * are the same for every kind (cusedev.c). */
+/* What a kind of device does for the hub: one row of cusekinds.c's table.
+ * Every member but name and requests may be NULL: nothing to do. Waiting
+ * reads, their bounds and their interrupts are the same for every kind
+ * (cusedev.c). */
 typedef struct CuseDevOps {
+        const char *name;                          /* the kind, as status names it */
         const struct cuse_lowlevel_ops *requests;  /* what the kernel sends it */
         /* The store may have new blocks (or /dev/truerandom just opened). */
         void (*pump)(CuseDev *dev);
@@ -63,8 +68,10 @@ typedef struct CuseDevOps {
         void (*serve_deferred)(CuseDev *dev);
 } CuseDevOps;
 
-extern const CuseDevOps trngdev_ops;  /* CUSEDEV_TRNG */
-extern const CuseDevOps crngdev_ops;  /* CUSEDEV_RANDOM, CUSEDEV_URANDOM, CUSEDEV_NULL */
+extern const CuseDevOps trngdev_ops;          /* CUSEDEV_TRNG */
+extern const CuseDevOps crngdev_random_ops;   /* CUSEDEV_RANDOM */
+extern const CuseDevOps crngdev_urandom_ops;  /* CUSEDEV_URANDOM */
+extern const CuseDevOps crngdev_null_ops;     /* CUSEDEV_NULL */
 
 struct CuseDev {
         CuseHub *hub;
@@ -103,8 +110,6 @@ struct CuseDev {
         uint64_t interrupted;
 };
 
-#define CUSEHUB_MAX_DEVICES 8
-
 struct CuseHub {
         CuseHubParams params;
         char *proc_root;
@@ -113,7 +118,7 @@ struct CuseHub {
         Seeder *seeder;
         CuseHubCallbacks cb;
 
-        CuseDev *devs[CUSEHUB_MAX_DEVICES + 1];
+        CuseDev *devs[CUSE_MAX_DEVICES + 1];
         size_t n_devs;
 
         bool trng_open;
@@ -125,21 +130,24 @@ struct CuseHub {
         uint8_t *scratch;
 };
 
-/* cusehub.c: what the devices ask of the hub */
-void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error);
-/* Readers started or stopped waiting, or a seed was taken. */
-void cusehub_demand_changed(CuseHub *hub);
+/* cusehub.c: what the devices ask of the hub (they tell the loop through
+ * hub->cb themselves: demand, backlog) */
 /* Tells the devices and the loop what seeder_pump() or
  * seeder_seed_from_credit() did. */
 void cusehub_seeded(CuseHub *hub, SeedResult result);
 /* A due CRNG seed takes its block (before any reader does). */
 void cusehub_seed_if_due(CuseHub *hub);
-/* A device holds deferred reads: the loop is asked for a turn to serve them. */
-void cusehub_backlog_changed(CuseHub *hub);
-/* A session is about to hand over a request. */
-void cusehub_before_request(CuseHub *hub);
+/* Room for one more device; cusehub_attach() gives it to the hub, which
+ * drives and frees it from then on (cusekinds.c, cusedev_new()). */
+bool cusehub_has_room(const CuseHub *hub);
+void cusehub_attach(CuseHub *hub, CuseDev *dev);
 
 /* cusedev.c: what every device does alike */
+/* A device of kind with its session on fd (see cusedev_new(), which looks
+ * ops up in the table and attaches the result to the hub). Owns fd from
+ * the call on, even on error. */
+int cusedev_open(CuseHub *hub, CuseDevKind kind, const CuseDevOps *ops, const CuseDevParams *params, int fd,
+                 const struct fuse_custom_io *io, CuseDev **ret);
 /* Closes the session, frees files and the device. Takes NULL; returns NULL. */
 CuseDev *cusedev_free(CuseDev *dev);
 void cusedev_op_init_done(void *userdata);
@@ -149,7 +157,8 @@ void cusedev_op_init_done(void *userdata);
 uint32_t cusedev_charge(CuseDev *dev, fuse_req_t req);
 /* Opens a file charged to charge. */
 void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charge);
-/* Opens a file; charged with cusedev_charge() where its reads may park. */
+/* Opens a file charged to its opener's uid as the request carries it (a
+ * device whose reads never park). */
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);

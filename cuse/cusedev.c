@@ -1,7 +1,8 @@
 /* cusedev.c - what every CUSE device shares: its session, open files, poll
  * handles, the requests every device answers alike, parked reads and their
- * interrupts. A device's kind is in its CuseDevOps (picked here, at
- * creation); cusehub.c holds the hub that drives them.
+ * interrupts. A device's kind is in its CuseDevOps (cusekinds.c picks it);
+ * cusehub.c holds the hub that drives them. This file knows no kind: it
+ * calls a device through its ops and the loop through the hub's callbacks.
  *
  * Invariants: every request gets exactly one reply; a parked read is on one
  * list until whoever unlinks it replies; poll handles are kept one per open
@@ -51,23 +52,6 @@ CuseDev *cusedev_free(CuseDev *dev) {
         return NULL;
 }
 
-static const CuseDevOps *const kind_ops[_CUSEDEV_KIND_MAX] = {
-        [CUSEDEV_TRNG] = &trngdev_ops,
-        [CUSEDEV_RANDOM] = &crngdev_ops,
-        [CUSEDEV_URANDOM] = &crngdev_ops,
-        [CUSEDEV_NULL] = &crngdev_ops,
-};
-
-const char *cusedev_kind_to_string(CuseDevKind kind) {
-        static const char *const names[_CUSEDEV_KIND_MAX] = {
-                [CUSEDEV_TRNG] = "truerandom",
-                [CUSEDEV_RANDOM] = "random",
-                [CUSEDEV_URANDOM] = "urandom",
-                [CUSEDEV_NULL] = "null",
-        };
-        return kind < _CUSEDEV_KIND_MAX ? names[kind] : "unknown";
-}
-
 static bool name_valid(const char *name) {
         if (!name || !*name || strlen(name) > 64)
                 return false;
@@ -78,8 +62,11 @@ static bool name_valid(const char *name) {
         return true;
 }
 
-int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int fd,
-                const struct fuse_custom_io *io, CuseDev **ret) {
+DEFINE_FREEP(CuseDev, cusedev_free);
+
+/* The device's CUSE session on dev->fd, which it adopts (dev->fd is then
+ * the session's); on error the fd is closed and dev->fd is -1. */
+static int open_session(CuseDev *dev, const struct fuse_custom_io *io) {
         char devname[80];
         const char *dev_info_argv[] = { devname };
         struct cuse_info ci = {
@@ -91,11 +78,47 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         };
         char *argv[] = { (char *)"truerandomd", NULL };
         struct fuse_args args = FUSE_ARGS_INIT(1, argv);
-        CuseDev *dev;
+        char path[32];
+        int fd = dev->fd, r = 0;
+
+        snprintf(devname, sizeof(devname), "DEVNAME=%s", dev->name);
+        dev->se = cuse_lowlevel_new(&args, &ci, dev->ops->requests, dev);
+        /* fuse_session_new() parsed (and copied) the arguments into args. */
+        fuse_opt_free_args(&args);
+        if (!dev->se)
+                r = -ENOMEM;
+        else if (io) {
+                r = fuse_session_custom_io(dev->se, io, fd);
+                r = r > 0 ? -EIO : r;
+        } else {
+                /* "/dev/fd/N" makes libfuse adopt the /dev/cuse fd we opened
+                 * (non-blocking, see reference pitfalls) instead of opening
+                 * its own blocking one. */
+                snprintf(path, sizeof(path), "/dev/fd/%d", fd);
+                if (fuse_session_mount(dev->se, path) != 0)
+                        r = -EIO;
+        }
+        if (r == 0) {
+                /* From here the session owns fd. */
+                dev->fd = fuse_session_fd(dev->se);
+                return 0;
+        }
+        /* The session closes fd only if it adopted it. */
+        if (!dev->se || fuse_session_fd(dev->se) != fd)
+                close(fd);
+        if (dev->se)
+                fuse_session_destroy(dev->se);
+        dev->se = NULL;
+        dev->fd = -1;
+        return r;
+}
+
+int cusedev_open(CuseHub *hub, CuseDevKind kind, const CuseDevOps *ops, const CuseDevParams *params, int fd,
+                 const struct fuse_custom_io *io, CuseDev **ret) {
+        _cleanup_(cusedev_freep) CuseDev *dev = NULL;
         int r;
 
-        if (!hub || kind >= _CUSEDEV_KIND_MAX || !params || !name_valid(params->name) || !ret ||
-            hub->n_devs >= CUSEHUB_MAX_DEVICES) {
+        if (!params || !name_valid(params->name) || !ret) {
                 if (fd >= 0)
                         close(fd);
                 return -EINVAL;
@@ -107,7 +130,7 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         }
         dev->hub = hub;
         dev->kind = kind;
-        dev->ops = kind_ops[kind];
+        dev->ops = ops;
         dev->fd = fd;
         dev->uid = params->uid;
         dev->gid = params->gid;
@@ -117,55 +140,13 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         dev->name = strdup(params->name);
         dev->dev_dir = params->dev_dir ? strdup(params->dev_dir) : NULL;
         if (!dev->name || (params->dev_dir && !dev->dev_dir) || uidcount_init(&dev->open_by_uid) < 0 ||
-            fairq_new(&dev->fq) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-
-        snprintf(devname, sizeof(devname), "DEVNAME=%s", params->name);
-        dev->se = cuse_lowlevel_new(&args, &ci, dev->ops->requests, dev);
-        /* fuse_session_new() parsed (and copied) the arguments into args. */
-        fuse_opt_free_args(&args);
-        if (!dev->se) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        if (io) {
-                r = fuse_session_custom_io(dev->se, io, fd);
-                if (r != 0) {
-                        r = r < 0 ? r : -EIO;
-                        goto fail;
-                }
-        } else {
-                /* "/dev/fd/N" makes libfuse adopt the /dev/cuse fd we opened
-                 * (non-blocking, see reference pitfalls) instead of opening
-                 * its own blocking one. */
-                char path[32];
-                snprintf(path, sizeof(path), "/dev/fd/%d", fd);
-                if (fuse_session_mount(dev->se, path) != 0) {
-                        r = -EIO;
-                        goto fail;
-                }
-        }
-        /* From here the session owns fd. */
-        dev->fd = fuse_session_fd(dev->se);
-        hub->devs[hub->n_devs++] = dev;
-        *ret = dev;
+            fairq_new(&dev->fq) < 0)
+                return -ENOMEM;     /* cusedev_free() closes fd */
+        r = open_session(dev, io);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(dev);
         return 0;
-
-fail:
-        /* The session closes fd only if it adopted it. */
-        if (dev->se) {
-                if (fuse_session_fd(dev->se) != fd)
-                        close(fd);
-                fuse_session_destroy(dev->se);
-                dev->se = NULL;
-        } else {
-                close(fd);
-        }
-        dev->fd = -1;
-        cusedev_free(dev);
-        return r;
 }
 
 int cusedev_fd(const CuseDev *dev) {
@@ -192,7 +173,7 @@ static int process_one(CuseDev *dev) {
                 return -ENODEV;
         if (r < 0)
                 return r;
-        cusehub_before_request(dev->hub);
+        dev->hub->cb.before_request(dev->hub->cb.userdata);
         fuse_session_process_buf(dev->se, &dev->buf);
         return fuse_session_exited(dev->se) ? -ENODEV : 0;
 }
@@ -217,7 +198,7 @@ int cusedev_process(CuseDev *dev) {
         if (dev->n_deferred > 0)
                 dev->ops->serve_deferred(dev);
         if (dev->n_deferred > 0)
-                cusehub_backlog_changed(dev->hub);
+                dev->hub->cb.backlog(dev->hub->cb.userdata);
         if (r < 0)
                 return r;
         return drained == -EAGAIN ? 0 : drained;
@@ -268,14 +249,14 @@ void cusedev_op_init_done(void *userdata) {
          * (a duplicate name): the connection is already aborted then, and
          * the node we would chmod is somebody else's. */
         if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLERR | POLLHUP))) {
-                cusehub_event(dev->hub, dev, CUSE_EVENT_REJECTED, -EEXIST);
+                dev->hub->cb.event(dev->hub->cb.userdata, dev, CUSE_EVENT_REJECTED, -EEXIST);
                 return;
         }
         dev->up = true;
         r = cusedev_set_node(dev, dev->uid, dev->gid, dev->mode);
         if (r < 0)
-                cusehub_event(dev->hub, dev, CUSE_EVENT_NODE_ERROR, r);
-        cusehub_event(dev->hub, dev, CUSE_EVENT_UP, 0);
+                dev->hub->cb.event(dev->hub->cb.userdata, dev, CUSE_EVENT_NODE_ERROR, r);
+        dev->hub->cb.event(dev->hub->cb.userdata, dev, CUSE_EVENT_UP, 0);
 }
 
 static void file_free(CuseFile *f) {
@@ -325,12 +306,8 @@ void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charg
 }
 
 void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi) {
-        CuseDev *dev = fuse_req_userdata(req);
-        /* Of the drop-ins only random parks reads, and only before the
-         * first seed (which stays): other opens skip the look at /proc. */
-        bool may_park = dev->kind == CUSEDEV_RANDOM && !crng_is_seeded(dev->hub->crng);
-
-        cusedev_open_file(req, fi, may_park ? cusedev_charge(dev, req) : fuse_req_ctx(req)->uid);
+        /* Reads that never park need no account: no look at /proc. */
+        cusedev_open_file(req, fi, fuse_req_ctx(req)->uid);
 }
 
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi) {
@@ -418,7 +395,7 @@ static void parked_interrupted(fuse_req_t req, void *data) {
         parked_unlink(p);
         p->dev->interrupted++;
         fuse_reply_err(req, EINTR);
-        cusehub_demand_changed(p->dev->hub);
+        p->dev->hub->cb.demand(p->dev->hub->cb.userdata);
         free(p);
 }
 

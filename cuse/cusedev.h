@@ -46,9 +46,13 @@ typedef enum CuseEvent {
         CUSE_EVENT_SEEDED,        /* the CRNG got its first credited seed */
 } CuseEvent;
 
+/* Most devices one hub serves. */
+#define CUSE_MAX_DEVICES 8
+
 typedef struct CuseHub CuseHub;
 typedef struct CuseDev CuseDev;
 
+/* Any member may be NULL: nothing to tell. */
 typedef struct CuseHubCallbacks {
         /* A device changed state (see CuseEvent); error is -errno or 0. */
         void (*event)(void *userdata, CuseDev *dev, CuseEvent event, int error);
@@ -117,9 +121,12 @@ int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *s
  * failed with cusehub_shutdown() first). Takes NULL, returns NULL. */
 CuseHub *cusehub_free(CuseHub *hub);
 
-/* Creates a device's session on fd. With io == NULL fd is an open /dev/cuse
- * (non-blocking) and the session adopts it; with io, a custom transport (the
- * protocol tests' socketpair). The session owns fd from here on, even on error. */
+/* Creates a device of kind (its row in cuse/cusekinds.c) with its session
+ * on fd, served by hub from then on. With io == NULL fd is an open
+ * /dev/cuse (non-blocking) and the session adopts it; with io, a custom
+ * transport (the protocol tests' socketpair). The session owns fd from here
+ * on, even on error. -EINVAL: no such kind, a bad name, or the hub has
+ * CUSE_MAX_DEVICES already. */
 int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int fd,
                 const struct fuse_custom_io *io, CuseDev **ret);
 
@@ -154,7 +161,9 @@ void cusehub_pump(CuseHub *hub);
 bool cusehub_serve_backlog(CuseHub *hub);
 
 /* Whether /dev/truerandom may hand out blocks (enough healthy sources).
- * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed. */
+ * Closed: readers stay parked and O_NONBLOCK gets EAGAIN: it fails closed.
+ * Opened: waiting readers are served at the next cusehub_pump() (the
+ * loop's one pump of its turn comes after it decided). */
 void cusehub_set_trng_open(CuseHub *hub, bool open);
 
 /* Readers are waiting for blocks (TRNG, or drop-in random before seeding),

@@ -1,7 +1,8 @@
 /* cusehub.c - the hub: the devices' shared state (store, CRNG, seeder,
  * scratch), the pump that serves what the store holds (the CRNG's seed
  * first, then the devices), the seeding notifications, demand, shutdown.
- * It knows the kinds of device only through their CuseDevOps.
+ * It knows the kinds of device only through their CuseDevOps, and holds
+ * the devices cusekinds.c attaches to it.
  *
  * Invariants: the seeder is pumped before any device; the scratch buffer is
  * the only place output bytes sit, and it is erased after use; after
@@ -17,6 +18,13 @@
 
 /* ------------------------------------------------------------------ */
 /* hub                                                                 */
+
+/* What a loop that asked nothing is told. */
+static void ignore_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
+}
+
+static void ignore(void *userdata) {
+}
 
 static bool limits_valid(const CuseHubLimits *l) {
         return l->max_parked > 0 && l->max_parked_per_uid > 0 && l->max_parked_per_uid < l->max_parked &&
@@ -46,6 +54,15 @@ int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *s
         hub->seeder = seeder;
         if (cb)
                 hub->cb = *cb;
+        /* Never NULL from here on: every file calls them straight. */
+        if (!hub->cb.event)
+                hub->cb.event = ignore_event;
+        if (!hub->cb.demand)
+                hub->cb.demand = ignore;
+        if (!hub->cb.backlog)
+                hub->cb.backlog = ignore;
+        if (!hub->cb.before_request)
+                hub->cb.before_request = ignore;
         hub->trng_open = true;
         hub->scratch = secret_alloc(CUSE_MAX_REPLY);
         if (!hub->scratch) {
@@ -72,19 +89,12 @@ CuseDev *cusehub_device(CuseHub *hub, size_t i) {
         return i < hub->n_devs ? hub->devs[i] : NULL;
 }
 
-void cusehub_demand_changed(CuseHub *hub) {
-        if (hub->cb.demand)
-                hub->cb.demand(hub->cb.userdata);
+bool cusehub_has_room(const CuseHub *hub) {
+        return hub->n_devs < CUSE_MAX_DEVICES;
 }
 
-void cusehub_backlog_changed(CuseHub *hub) {
-        if (hub->cb.backlog)
-                hub->cb.backlog(hub->cb.userdata);
-}
-
-void cusehub_before_request(CuseHub *hub) {
-        if (hub->cb.before_request)
-                hub->cb.before_request(hub->cb.userdata);
+void cusehub_attach(CuseHub *hub, CuseDev *dev) {
+        hub->devs[hub->n_devs++] = dev;
 }
 
 bool cusehub_serve_backlog(CuseHub *hub) {
@@ -102,11 +112,6 @@ bool cusehub_serve_backlog(CuseHub *hub) {
         return more;
 }
 
-void cusehub_event(CuseHub *hub, CuseDev *dev, CuseEvent event, int error) {
-        if (hub->cb.event)
-                hub->cb.event(hub->cb.userdata, dev, event, error);
-}
-
 void cusehub_seeded(CuseHub *hub, SeedResult result) {
         if (result == SEED_NONE)
                 return;
@@ -114,10 +119,10 @@ void cusehub_seeded(CuseHub *hub, SeedResult result) {
                 for (size_t i = 0; i < hub->n_devs; i++)
                         if (hub->devs[i]->ops->seeded)
                                 hub->devs[i]->ops->seeded(hub->devs[i]);
-                cusehub_event(hub, NULL, CUSE_EVENT_SEEDED, 0);
+                hub->cb.event(hub->cb.userdata, NULL, CUSE_EVENT_SEEDED, 0);
         }
         /* A seed taken may end the demand it made. */
-        cusehub_demand_changed(hub);
+        hub->cb.demand(hub->cb.userdata);
 }
 
 void cusehub_seed_if_due(CuseHub *hub) {
@@ -132,11 +137,7 @@ int cusehub_set_limits(CuseHub *hub, const CuseHubLimits *limits) {
 }
 
 void cusehub_set_trng_open(CuseHub *hub, bool open) {
-        if (hub->trng_open == open)
-                return;
         hub->trng_open = open;
-        if (open)
-                cusehub_pump(hub);
 }
 
 bool cusehub_wants_blocks(const CuseHub *hub) {

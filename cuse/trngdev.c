@@ -106,7 +106,7 @@ static void serve_parked(CuseDev *dev) {
                         break;
         }
         if (served)
-                cusehub_demand_changed(hub);
+                hub->cb.demand(hub->cb.userdata);
 }
 
 static void trng_pump(CuseDev *dev) {
@@ -148,7 +148,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 if (n > 0) {
                         reply_bytes(dev, req, hub->scratch, n);
                         sodium_memzero(hub->scratch, (n + BLOCK - 1) / BLOCK * BLOCK);
-                        cusehub_demand_changed(hub);
+                        hub->cb.demand(hub->cb.userdata);
                         return;
                 }
         }
@@ -159,7 +159,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
         }
         if (!cusedev_park(dev, req, fi, size))
                 return;
-        cusehub_demand_changed(hub);
+        hub->cb.demand(hub->cb.userdata);
         /* Blocks may be waiting behind readers that were queued before. */
         if (hub->trng_open && store_fill(hub->store) > 0)
                 serve_parked(dev);
@@ -279,6 +279,7 @@ static const struct cuse_lowlevel_ops trng_requests = {
 };
 
 const CuseDevOps trngdev_ops = {
+        .name = "truerandom",
         .requests = &trng_requests,
         .pump = trng_pump,
         .wants_blocks = trng_wants_blocks,

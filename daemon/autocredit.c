@@ -9,13 +9,15 @@
  * ahead of it. An explicit credit above half the stored estimate is
  * logged and shown in status.
  *
- * While the daemon runs, recheck.c reads the machine's identity again and
- * sends a source whose assessment no longer holds back through
- * autocredit_resolve().
+ * It decides credits and nothing else: the loop starts the collector of a
+ * source whose assessment ended (autocredit_poll() says which), and ends a
+ * start left with nothing credited (checkconf.c). While the daemon runs,
+ * recheck.c reads the machine's identity again and sends a source whose
+ * assessment no longer holds back through autocredit_resolve().
  *
  * The state directory is opened once, at start-up (before privileges are
  * dropped), and every write goes through that fd (assessment.h).
- * Flow: config -> [autocredit] -> collectors (sources.c). */
+ * Flow: config -> [autocredit] -> the loop -> collectors (sources.c). */
 #include "daemon-internal.h"
 
 #include <errno.h>
@@ -38,8 +40,8 @@
 #include "util/json-util.h"
 
 /* Between two EXTEND_TIMEOUT_USEC= while an assessment holds up READY. */
-#define EXTEND_INTERVAL_USEC (5ULL * 1000000ULL)
-#define EXTEND_MIN_USEC (60ULL * 1000000ULL)
+#define EXTEND_INTERVAL_USEC (5 * USEC_PER_SEC)
+#define EXTEND_MIN_USEC (60 * USEC_PER_SEC)
 
 static const char *source_name(ConfigSource i) {
         return config_source_name(i);
@@ -204,7 +206,9 @@ void autocredit_resolve(Daemon *d, ConfigSource i) {
 }
 
 /* One assessment at a time: two would measure each other's load. */
-static void start_next(Daemon *d) {
+void autocredit_start_next(Daemon *d) {
+        if (!d->sources_started)
+                return;
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 if (d->sources[i].assessor || d->retired[i])
                         return;
@@ -242,23 +246,9 @@ static void start_next(Daemon *d) {
         }
 }
 
-/* A start that waited for this assessment and now has no credited source
- * left would never serve, nor be ready: it ends as a start with none
- * ends (exit status 1, one line naming each source), not at the unit's
- * start timeout. Once serving, a source lost is a degraded state, not an
- * end. */
-static void end_if_nothing_credited(Daemon *d) {
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                if (autocredit_pending(&d->sources[i]))
-                        return;
-        if (d->ready || d->stopping || daemon_check_credited(d) == 0)
-                return;
-        d->exit_code = -ENOMEDIUM;
-        sd_event_exit(d->event, -ENOMEDIUM);
-}
-
-/* The estimate is in: store, decide, credit. */
-static void finish(Daemon *d, ConfigSource i) {
+/* The estimate is in: store and decide the credit; true when decided (the
+ * loop starts the collector), false when the assessment failed. */
+static bool finish(Daemon *d, ConfigSource i) {
         SourceSlot *slot = &d->sources[i];
         Assessment a;
         int save_error = 0, r;
@@ -272,8 +262,7 @@ static void finish(Daemon *d, ConfigSource i) {
                            "source %s: its assessment failed: %s; it is not credited (it is tried again at the next "
                            "start or reload)",
                            source_name(i), assess_error_text(r, eb, sizeof(eb)));
-                end_if_nothing_credited(d);
-                return;
+                return false;
         }
         if (save_error < 0)
                 log_fields(LOG_WARNING, FIELDS(i),
@@ -288,10 +277,7 @@ static void finish(Daemon *d, ConfigSource i) {
         slot->assessment_fresh = true;
         credit_decide(&d->config.source[i], &slot->assessment, &slot->credit);
         log_credit(d, i, true);
-        r = daemon_source_start(d, i);
-        if (r < 0)
-                log_fields(LOG_ERR, FIELDS(i), "source %s: %s", source_name(i), strerror(-r));
-        end_if_nothing_credited(d);
+        return true;
 }
 
 /* The remaining time of a running assessment, or USEC_INFINITY when not
@@ -303,7 +289,7 @@ static usec_t remaining_usec(const AssessorProgress *p) {
 }
 
 static void extend_start_timeout(Daemon *d, const AssessorProgress *p) {
-        uint64_t now = daemon_now_usec(), usec;
+        usec_t now = now_usec(CLOCK_MONOTONIC), usec;
         usec_t left = remaining_usec(p);
 
         if (d->ready || now < d->last_extend_usec + EXTEND_INTERVAL_USEC)
@@ -313,7 +299,12 @@ static void extend_start_timeout(Daemon *d, const AssessorProgress *p) {
         sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, (uint64_t) MAX(usec, EXTEND_MIN_USEC));
 }
 
-void autocredit_poll(Daemon *d) {
+_Static_assert(_CONFIG_SOURCE_MAX <= 32, "a bit per source in autocredit_poll()'s mask");
+
+bool autocredit_poll(Daemon *d, unsigned *ret_decided) {
+        unsigned decided = 0;
+        bool ended = false;
+
         for (size_t k = 0; k < _CONFIG_SOURCE_MAX; k++)
                 if (d->retired[k] && assessor_is_done(d->retired[k]))
                         d->retired[k] = assessor_free(d->retired[k]);
@@ -324,7 +315,9 @@ void autocredit_poll(Daemon *d) {
                 if (!slot->assessor)
                         continue;
                 if (assessor_is_done(slot->assessor)) {
-                        finish(d, i);
+                        if (finish(d, i))
+                                decided |= 1U << i;
+                        ended = true;
                         continue;
                 }
                 assessor_get_progress(slot->assessor, &p);
@@ -337,8 +330,8 @@ void autocredit_poll(Daemon *d) {
                 }
                 extend_start_timeout(d, &p);
         }
-        if (d->sources_started)
-                start_next(d);
+        *ret_decided = decided;
+        return ended;
 }
 
 bool autocredit_status(Daemon *d, char *buf, size_t size) {

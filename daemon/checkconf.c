@@ -118,6 +118,21 @@ int daemon_check_credited(Daemon *d) {
         return -ENOMEDIUM;
 }
 
+/* A start that waited for this assessment and now has no credited source
+ * left would never serve, nor be ready: it ends as a start with none
+ * ends (exit status 1, one line naming each source), not at the unit's
+ * start timeout. Once serving, a source lost is a degraded state, not an
+ * end. */
+void daemon_end_if_nothing_credited(Daemon *d) {
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                if (autocredit_pending(&d->sources[i]))
+                        return;
+        if (d->ready || d->stopping || daemon_check_credited(d) == 0)
+                return;
+        d->exit_code = -ENOMEDIUM;
+        sd_event_exit(d->event, -ENOMEDIUM);
+}
+
 static bool is_dir(const char *path) {
         struct stat st;
 

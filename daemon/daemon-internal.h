@@ -1,7 +1,9 @@
 /* daemon-internal.h - the Daemon's parts, shared by the files of the daemon
- * library: daemon.c (wiring, loop, life cycle) and the files named in the
- * sections below, each declaring what the others call. Nothing else
- * includes it. */
+ * library: daemon.c (set-up, tear-down), loop.c (the loop's handlers) and
+ * the files named in the sections below, each declaring what the others
+ * call. Direction: daemon.c and loop.c use the others; none of the others
+ * calls them (each posts a change, change.c, at the bottom), and they use
+ * each other without a circle. Nothing outside daemon/ includes it. */
 #pragma once
 
 #include <stdint.h>
@@ -19,13 +21,14 @@
 #include "pool/collector.h"
 #include "pool/store.h"
 #include "ratewin.h"
+#include "util/time-util.h"
 
 #define CRNG_BUFFER 8192U
-#define STATUS_INTERVAL_USEC 1000000ULL
+#define STATUS_INTERVAL_USEC USEC_PER_SEC
 
 typedef struct SourceSlot {
         Collector *collector;        /* NULL: not configured, or kernel */
-        CollectorStats last;         /* what was last logged */
+        CollectorStats last;         /* what the loop last took in (and logged) */
         bool passed_startup;         /* reached HEALTHY at least once */
         RateWindow rate;             /* moved on by the loop, read by status */
         /* The credit in force and the estimate behind it (autocredit.c). */
@@ -40,8 +43,20 @@ typedef struct SourceSlot {
         char assess_why[192];        /* why it is assessed */
 } SourceSlot;
 
+/* A device the configuration can ask for: one row of the table
+ * daemon_config_devices() makes of it. */
+typedef struct DeviceSpec {
+        CuseDevKind kind;        /* its behaviour (cuse/cusekinds.c) */
+        const char *name;        /* CUSE DEVNAME (borrowed); NULL only when !enabled */
+        mode_t mode;
+        const char *mode_key;    /* the [device] key of its mode, for messages */
+        bool grouped;            /* its node's group is [device] group, else root's */
+        bool enabled;            /* served */
+} DeviceSpec;
+
 typedef struct DeviceSlot {
         Daemon *daemon;
+        size_t row;              /* its row of daemon_config_devices() */
         CuseDev *dev;
         sd_event_source *io;
         bool up;
@@ -55,6 +70,7 @@ struct Daemon {
 
         sd_event *event;
         sd_event_source *sig_term, *sig_int, *sig_hup;
+        sd_event_source *change_source;  /* the posted change (change.c) */
         sd_event_source *wake_source, *reseed_timer, *watchdog_timer, *start_timer, *status_timer;
         sd_event_source *seed_due_timer; /* a reseed the rate limit held falls due */
         sd_event_source *backlog_timer;  /* the hub's waiting replies, a batch per turn */
@@ -62,7 +78,7 @@ struct Daemon {
         int state_dirfd;             /* [assessment] state_directory, -1 if none */
         Identity machine;            /* what an assessment must hold for, as last read */
         sd_event_source *identity_timer; /* reads it again (recheck.c) */
-        uint64_t last_extend_usec;   /* last EXTEND_TIMEOUT_USEC= */
+        usec_t last_extend_usec;     /* last EXTEND_TIMEOUT_USEC= */
         /* Assessments of sources a reload changed, told to stop; joined
          * once done, so the loop never waits for one. */
         Assessor *retired[_CONFIG_SOURCE_MAX];
@@ -75,16 +91,16 @@ struct Daemon {
         Vmgen *vmgen;                /* VM generation changes (clones, restores) */
         ClockJump *clockjump;        /* resumes from suspend */
         SourceSlot sources[_CONFIG_SOURCE_MAX];
-        DeviceSlot devices[_CUSEDEV_KIND_MAX];
+        DeviceSlot devices[CUSE_MAX_DEVICES];
         size_t n_devices;
 
-        uint64_t watchdog_usec;      /* ping interval, 0: no watchdog */
-        uint64_t started_usec;       /* CLOCK_MONOTONIC */
+        usec_t watchdog_usec;        /* ping interval, 0: no watchdog */
+        usec_t started_usec;         /* CLOCK_MONOTONIC */
         uint64_t reloads;            /* SIGHUPs handled */
-        uint64_t last_reload_usec;   /* 0: never */
+        usec_t last_reload_usec;     /* 0: never */
         bool last_reload_ok;
         char last_reload_error[256]; /* why the last one was refused */
-        bool trng_serving;           /* /dev/truerandom hands out bytes */
+        bool trng_serving;           /* /dev/truerandom hands out bytes (the loop's last turn) */
         bool sources_started;
         bool ready;
         bool stopping;
@@ -92,34 +108,38 @@ struct Daemon {
         gid_t run_gid;
         int exit_code;
         char status[256];            /* the STATUS= line last sent */
-        uint64_t status_usec;        /* when it was sent */
+        usec_t status_usec;          /* when it was sent */
 };
 
-/* daemon.c */
-/* Every reseed trigger of the loop (timer, control socket, detectors):
- * seeder_trigger(), then the pump, so a stored block goes to the CRNG at
- * once, ahead of readers; demand and STATUS= follow. 0 or the seeder's
- * -errno (-ENODATA before the first seed). Does not log. */
-int daemon_reseed(Daemon *d, SeedTrigger trigger);
-/* Wakes the loop from any thread (collectors, assessors). */
+/* change.c: how the parts ask the loop for a turn. The loop's change
+ * handler then takes in finished assessments, the sources' stats (and so
+ * whether /dev/truerandom serves), pumps the hub once, and sets demand,
+ * readiness and STATUS=. */
+/* Arms the change for the next turn; any number of posts, one run. */
+void daemon_post_change(Daemon *d);
+/* The same from any thread (collectors, assessors): the wake-up eventfd. */
 void daemon_wake(void *userdata);
-/* STATUS= for systemd, at most once a second unless the state changed. */
-void daemon_update_status(Daemon *d);
-/* READY=1 once every device is up and the CRNG seeded. */
-void daemon_check_ready(Daemon *d);
-/* The hint a refusal gets when truerandomd did not start as root ("" else). */
-const char *daemon_not_root_hint(int r);
-/* The hint an allocation failure gets (locked memory), "" for other errors. */
-const char *daemon_memlock_hint(int r);
-/* After anything changed (a wake-up, a start, a reload): assessments taken,
- * sources refreshed, the hub pumped, demand, readiness and STATUS=. */
-void daemon_after_change(Daemon *d);
+/* Every reseed trigger of the loop (timer, control socket, detectors):
+ * seeder_trigger(), then a posted change, whose pump gives a stored block
+ * to the CRNG ahead of readers. 0 or the seeder's -errno (-ENODATA before
+ * the first seed). Does not log. */
+int daemon_reseed(Daemon *d, SeedTrigger trigger);
+
+/* loop.c: the loop's own handlers (the change among them) */
+/* Creates the loop with its signals, the change, the wake-up eventfd and
+ * its timers. 0 or -errno (logged). */
+int daemon_loop_new(Daemon *d);
+/* Starts the collectors now, or after [pool] start_delay_ms. 0 or -errno
+ * (logged). */
+int daemon_loop_start(Daemon *d);
+/* CuseHubCallbacks.demand: readers waiting, a seed taken or asked for (the
+ * hub's RNDRESEEDCRNG too) set the store's demand and the seed-due timer. */
+void daemon_update_demand(void *userdata);
 
 /* status.c */
+/* The status as one moment: the collectors' stats read now (without
+ * acting on them) and whether /dev/truerandom serves judged on those. */
 int daemon_status_json(Daemon *d, char **ret_json);
-uint64_t daemon_now_usec(void);
-/* A collector's last_error in words (-EPERM: the device justifies no credit). */
-const char *daemon_source_error(int error);
 
 /* autocredit.c */
 void autocredit_open(Daemon *d);
@@ -133,9 +153,14 @@ void autocredit_resolve(Daemon *d, ConfigSource i);
 void autocredit_reset(Daemon *d, SourceSlot *slot);
 /* Queued or running. */
 bool autocredit_pending(const SourceSlot *slot);
-/* On every wake-up: takes finished assessments (credits their sources),
- * starts the next queued one once the sources run, tells systemd. */
-void autocredit_poll(Daemon *d);
+/* On every change: takes finished assessments, decides their sources'
+ * credit, and tells systemd how long the running one takes. Sets bit i of
+ * *ret_decided for each source i whose credit it decided (the loop starts
+ * its collector); true when an assessment ended (the loop then checks
+ * that a credited source is left). */
+bool autocredit_poll(Daemon *d, unsigned *ret_decided);
+/* Starts the next queued assessment once the sources run and none runs. */
+void autocredit_start_next(Daemon *d);
 /* The STATUS= words for a running assessment; false when none runs. */
 bool autocredit_status(Daemon *d, char *buf, size_t size);
 /* Adds credit_origin, credit_cap_bits, credit_above_estimate, estimate and
@@ -160,13 +185,18 @@ int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, g
 /* Gives up root and every capability (hooks.drop_privileges), first handing
  * the daemon's own directories to the user it becomes. 0 or -errno (logged). */
 int daemon_drop_privileges(Daemon *d);
+/* The hint a refusal gets when truerandomd did not start as root ("" else). */
+const char *daemon_not_root_hint(int r);
+/* The hint an allocation failure gets (locked memory), "" for other errors. */
+const char *daemon_memlock_hint(int r);
 
 /* devices.c */
 /* The owner to give the nodes: root, or unchanged when not root (a test). */
 uid_t daemon_node_owner(void);
 /* A group name or number to its gid; -ENOENT if there is none. */
 int daemon_resolve_group(const char *group, gid_t *ret);
-/* The hub's events (CuseHubCallbacks.event): logged, then readiness. */
+/* The hub's events (CuseHubCallbacks.event): logged, then a posted change
+ * (readiness, STATUS=). */
 void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int error);
 /* CuseHubCallbacks.backlog: a loop turn for cusehub_serve_backlog(), and
  * one more after each while replies wait. */
@@ -174,9 +204,23 @@ void daemon_on_cuse_backlog(void *userdata);
 /* CuseHubCallbacks.before_request: a resume and the kernel log's VM fork
  * record are looked at before every request. */
 void daemon_before_cuse_request(void *userdata);
-/* Opens device kind's session (hooks.open_device, else /dev/cuse) and
- * watches it on the loop. 0 or -errno (logged). */
-int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid);
+/* The one place that maps the configuration's devices to CUSE kinds: the
+ * rows of every device a configuration can ask for, enabled or not, in
+ * creation order, into ret; returns how many (the same number for every
+ * configuration: a row's index is its identity across a reload). */
+size_t daemon_config_devices(const Config *c, DeviceSpec ret[static CUSE_MAX_DEVICES]);
+/* Opens the session of every enabled row (hooks.open_device, else
+ * /dev/cuse) and watches it on the loop. 0 or -errno (logged). */
+int daemon_add_devices(Daemon *d);
+/* Whether c asks for other devices than the running configuration (names,
+ * which are served): those change only on restart. */
+bool daemon_devices_changed(const Daemon *d, const Config *c);
+/* The first [device] key of c that would change a running node (group, a
+ * mode), or NULL. */
+const char *daemon_devices_node_change(const Daemon *d, const Config *c, gid_t gid);
+/* Applies c's owner, group and mode to every running node (root only:
+ * the nodes are root's); failures are logged. */
+void daemon_devices_apply_nodes(Daemon *d, const Config *c, gid_t gid);
 /* Answers every device's CUSE_INIT, before privileges go. 0 or -errno
  * (logged). */
 int daemon_complete_cuse_init(Daemon *d);
@@ -191,14 +235,22 @@ int daemon_create_collectors(Daemon *d);
 /* Starts the collectors (and so the first assessment). 0 or -errno
  * (logged). */
 int daemon_start_collectors(Daemon *d);
+/* Whether /dev/truerandom may serve, judged on stats[i] for each source
+ * with a collector and the startups the loop saw pass. Acts on nothing. */
+bool daemon_sources_serving(const Daemon *d, const CollectorStats stats[static _CONFIG_SOURCE_MAX]);
 /* Reads every collector's stats, logs what changed, and opens or closes
- * /dev/truerandom. */
+ * /dev/truerandom (the hub serves it at its next pump). */
 void daemon_refresh_sources(Daemon *d);
+/* A collector's last_error in words (-EPERM: the device justifies no credit). */
+const char *daemon_source_error(int error);
 
 /* checkconf.c (and daemon_check_config() in daemon.h) */
 /* 0 while a credited source can run (or may: one still to be assessed);
  * else -ENOMEDIUM, after logging one line naming each source and why. */
 int daemon_check_credited(Daemon *d);
+/* After an assessment ended: a start that waited for it and has no
+ * credited source left ends (-ENOMEDIUM), as a start with none does. */
+void daemon_end_if_nothing_credited(Daemon *d);
 
 /* reload.c */
 /* SIGHUP: reloads the configuration, or keeps the running one. */

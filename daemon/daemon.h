@@ -15,15 +15,18 @@
 
 #include "config/config.h"
 #include "cuse/cusedev.h"
+#include "util/time-util.h"
 
 struct fuse_custom_io;
 
 typedef struct Daemon Daemon;
 
 typedef struct DaemonHooks {
-        /* Opens one CUSE device's transport: an fd, plus a custom io for
-         * tests (the protocol suite's socketpair). NULL: open /dev/cuse. */
-        int (*open_device)(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io);
+        /* Opens one CUSE device's transport (the device called name, of
+         * kind): an fd, plus a custom io for tests (the protocol suite's
+         * socketpair). NULL: open /dev/cuse. */
+        int (*open_device)(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                           const struct fuse_custom_io **ret_io);
         void *userdata;
         const char *dev_dir;      /* where nodes appear; NULL: /dev */
         const char *proc_root;    /* privilege checks; NULL: /proc */
@@ -34,7 +37,7 @@ typedef struct DaemonHooks {
          * one record per read, or -errno). NULL: /dev/kmsg. */
         int (*open_kmsg)(void *userdata);
         /* How often the machine's identity is read again; 0: every 60 s. */
-        uint64_t identity_check_usec;
+        usec_t identity_check_usec;
         bool drop_privileges;     /* after setup keep no capability */
         /* config_path may be absent (no --config was given): a reload then
          * takes the defaults, as the start did, rather than failing. */

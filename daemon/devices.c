@@ -1,7 +1,12 @@
-/* devices.c - the daemon's CUSE devices: each one's /dev/cuse session opened
- * (or a test's transport) and watched by the loop, CUSE_INIT answered during
- * set-up, the nodes' owner and group, and the hub's events (up, refused,
- * node errors, CRNG seeded) turned into log lines and readiness.
+/* devices.c - the daemon's CUSE devices: the table of the devices the
+ * configuration asks for (daemon_config_devices(), the one place that maps
+ * [device] settings to CUSE kinds), each one's /dev/cuse session opened
+ * (or a test's transport) and watched by the loop, CUSE_INIT answered
+ * during set-up, the nodes' owner, group and mode (at start and reload),
+ * and the hub's events (up, refused, node errors, CRNG seeded) turned into
+ * log lines and a posted change (readiness is the loop's). Everything else
+ * in the daemon goes through the rows: a device added to the table needs
+ * nothing here but its row.
  *
  * Invariant: before privileges are dropped nothing but CUSE_INIT is read
  * from a session, so not a byte is served as root; afterwards each wake-up
@@ -26,7 +31,30 @@
 
 /* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
  * is opened, so at once in practice). */
-#define CUSE_INIT_TIMEOUT_MS 10000
+#define CUSE_INIT_TIMEOUT_USEC (10 * USEC_PER_SEC)
+
+/* What each of config/'s device rows is served as. */
+static const CuseDevKind device_kind[_CONFIG_DEVICE_MAX] = {
+        [CONFIG_DEVICE_TRNG] = CUSEDEV_TRNG,
+        [CONFIG_DEVICE_RANDOM] = CUSEDEV_RANDOM,
+        [CONFIG_DEVICE_URANDOM] = CUSEDEV_URANDOM,
+        [CONFIG_DEVICE_NULL] = CUSEDEV_NULL,
+};
+
+_Static_assert(_CONFIG_DEVICE_MAX <= CUSE_MAX_DEVICES, "a hub serves every configured device");
+
+size_t daemon_config_devices(const Config *c, DeviceSpec ret[static CUSE_MAX_DEVICES]) {
+        for (ConfigDevice i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                ret[i] = (DeviceSpec){
+                        .kind = device_kind[i],
+                        .name = c->device[i].name,
+                        .mode = c->device[i].mode,
+                        .mode_key = config_devices[i].mode_key,
+                        .grouped = config_devices[i].group,
+                        .enabled = config_device_served(&c->device[i]),
+                };
+        return _CONFIG_DEVICE_MAX;
+}
 
 /* Nodes belong to root; not running as root (a test), keep the owner and set
  * group and mode only. */
@@ -83,8 +111,8 @@ void daemon_on_cuse_event(void *userdata, CuseDev *dev, CuseEvent event, int err
                 log_info("CRNG seeded: the drop-in /dev/random no longer blocks");
                 break;
         }
-        daemon_check_ready(d);
-        daemon_update_status(d);
+        /* Readiness and STATUS= are the loop's, at its next turn. */
+        daemon_post_change(d);
 }
 
 static int on_cuse_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -160,7 +188,8 @@ void daemon_on_cuse_backlog(void *userdata) {
         (void)sd_event_source_set_enabled(d->backlog_timer, SD_EVENT_ONESHOT);
 }
 
-static int open_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+static int open_cuse(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                     const struct fuse_custom_io **ret_io) {
         /* Non-blocking: a request the kernel drops between epoll and read
          * (its reader was killed) must not wedge the loop. */
         int fd = open("/dev/cuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
@@ -171,20 +200,21 @@ static int open_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct
         return 0;
 }
 
-int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode, gid_t gid) {
+static int add_device(Daemon *d, size_t row, const DeviceSpec *spec) {
         CuseDevParams p = {
-                .name = name,
+                .name = spec->name,
                 .dev_dir = d->hooks.dev_dir ? d->hooks.dev_dir : "/dev",
                 .uid = daemon_node_owner(),
-                .gid = gid,
-                .mode = mode,
+                .gid = spec->grouped ? d->gid : 0,
+                .mode = spec->mode,
         };
+        const char *name = spec->name;
         const struct fuse_custom_io *io = NULL;
         DeviceSlot *slot = &d->devices[d->n_devices];
         int fd = -1, r;
 
-        r = d->hooks.open_device ? d->hooks.open_device(d->hooks.userdata, kind, &fd, &io)
-                                 : open_cuse(NULL, kind, &fd, &io);
+        r = d->hooks.open_device ? d->hooks.open_device(d->hooks.userdata, name, spec->kind, &fd, &io)
+                                 : open_cuse(NULL, name, spec->kind, &fd, &io);
         if (r < 0) {
                 if (r == -ENOENT || r == -ENODEV)
                         log_error("cannot open /dev/cuse: %s. The kernel needs its cuse module: modprobe cuse",
@@ -193,10 +223,11 @@ int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
                         log_error("cannot open /dev/cuse: %s%s", strerror(-r), daemon_not_root_hint(r));
                 return r;
         }
-        r = cusedev_new(d->hub, kind, &p, fd, io, &slot->dev);
+        r = cusedev_new(d->hub, spec->kind, &p, fd, io, &slot->dev);
         if (r < 0)
                 return log_error_errno(r, "creating /dev/%s", name);
         slot->daemon = d;
+        slot->row = row;
         r = sd_event_add_io(d->event, &slot->io, cusedev_fd(slot->dev), EPOLLIN, on_cuse_io, slot);
         if (r < 0)
                 return log_error_errno(r, "watching /dev/%s", name);
@@ -205,18 +236,77 @@ int daemon_add_device(Daemon *d, CuseDevKind kind, const char *name, mode_t mode
         return 0;
 }
 
+int daemon_add_devices(Daemon *d) {
+        DeviceSpec rows[CUSE_MAX_DEVICES];
+        size_t n = daemon_config_devices(&d->config, rows);
+
+        for (size_t i = 0; i < n; i++) {
+                int r;
+
+                if (!rows[i].enabled)
+                        continue;
+                r = add_device(d, i, &rows[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+bool daemon_devices_changed(const Daemon *d, const Config *c) {
+        DeviceSpec was[CUSE_MAX_DEVICES], now[CUSE_MAX_DEVICES];
+        size_t n = daemon_config_devices(&d->config, was);
+
+        (void)daemon_config_devices(c, now);
+        for (size_t i = 0; i < n; i++)
+                if (was[i].enabled != now[i].enabled ||
+                    (now[i].enabled && strcmp(was[i].name, now[i].name) != 0))
+                        return true;
+        return false;
+}
+
+const char *daemon_devices_node_change(const Daemon *d, const Config *c, gid_t gid) {
+        DeviceSpec was[CUSE_MAX_DEVICES], now[CUSE_MAX_DEVICES];
+
+        if (gid != d->gid)
+                return "group";
+        (void)daemon_config_devices(&d->config, was);
+        (void)daemon_config_devices(c, now);
+        for (size_t i = 0; i < d->n_devices; i++) {
+                size_t row = d->devices[i].row;
+
+                if (was[row].mode != now[row].mode)
+                        return now[row].mode_key;
+        }
+        return NULL;
+}
+
+void daemon_devices_apply_nodes(Daemon *d, const Config *c, gid_t gid) {
+        DeviceSpec rows[CUSE_MAX_DEVICES];
+
+        (void)daemon_config_devices(c, rows);
+        for (size_t i = 0; i < d->n_devices; i++) {
+                const DeviceSpec *spec = &rows[d->devices[i].row];
+                CuseDev *dev = d->devices[i].dev;
+                int r;
+
+                r = cusedev_set_node(dev, daemon_node_owner(), spec->grouped ? gid : 0, spec->mode);
+                if (r < 0)
+                        log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
+        }
+}
+
 /* CUSE_INIT, answered before the privileges go: the kernel queued it when
  * /dev/cuse was opened, and init_done sets the node's owner and mode, which
  * needs root where udev does not do it. Nothing else is read from a session
  * here, so not a byte is served before the drop. */
 int daemon_complete_cuse_init(Daemon *d) {
-        uint64_t deadline = daemon_now_usec() + (uint64_t) CUSE_INIT_TIMEOUT_MS * 1000;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + CUSE_INIT_TIMEOUT_USEC;
 
         for (;;) {
-                struct pollfd pfd[_CUSEDEV_KIND_MAX];
-                DeviceSlot *waiting[_CUSEDEV_KIND_MAX];
+                struct pollfd pfd[CUSE_MAX_DEVICES];
+                DeviceSlot *waiting[CUSE_MAX_DEVICES];
                 size_t n = 0;
-                uint64_t now;
+                usec_t now;
                 int r;
 
                 if (d->exit_code < 0)
@@ -228,13 +318,13 @@ int daemon_complete_cuse_init(Daemon *d) {
                         }
                 if (n == 0)
                         return 0;
-                now = daemon_now_usec();
+                now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline) {
                         log_error("/dev/%s: no CUSE_INIT from the kernel within %u s", cusedev_name(waiting[0]->dev),
-                                  CUSE_INIT_TIMEOUT_MS / 1000);
+                                  (unsigned) (CUSE_INIT_TIMEOUT_USEC / USEC_PER_SEC));
                         return -ETIMEDOUT;
                 }
-                if (poll(pfd, n, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                if (poll(pfd, n, (int) ((deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC)) < 0 && errno != EINTR)
                         return log_error_errno(-errno, "waiting for CUSE_INIT");
                 for (size_t i = 0; i < n; i++) {
                         if (!pfd[i].revents)

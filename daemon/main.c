@@ -93,7 +93,15 @@ static int check_config(const char *config_path, Config *config) {
         return EXIT_SUCCESS;
 }
 
-int main(int argc, char *argv[]) {
+typedef struct Args {
+        const char *config_path;  /* NULL: the default, which may be absent */
+        bool foreground;
+        bool check;
+} Args;
+
+/* The command line into *ret: -1 to go on, else the exit status (help,
+ * version, usage errors). */
+static int parse_args(int argc, char *argv[], Args *ret) {
         enum { ARG_CHECK = 0x100, ARG_VERSION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -103,24 +111,19 @@ int main(int argc, char *argv[]) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 { 0 },
         };
-        const char *config_path = NULL;
-        bool foreground = false, check = false;
-        char *error = NULL;
-        Daemon *d = NULL;
-        Config config = { 0 };
-        DaemonHooks hooks = { .ready_fd = -1, .drop_privileges = true };
-        int c, r;
+        int c;
 
+        *ret = (Args){ 0 };
         while ((c = getopt_long(argc, argv, "c:fh", options, NULL)) >= 0) {
                 switch (c) {
                 case 'c':
-                        config_path = optarg;
+                        ret->config_path = optarg;
                         break;
                 case 'f':
-                        foreground = true;
+                        ret->foreground = true;
                         break;
                 case ARG_CHECK:
-                        check = true;
+                        ret->check = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -137,6 +140,24 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "truerandomd: unexpected argument '%s'\n", argv[optind]);
                 return 2;
         }
+        return -1;
+}
+
+int main(int argc, char *argv[]) {
+        const char *config_path;
+        bool foreground;
+        char *error = NULL;
+        Daemon *d = NULL;
+        Config config = { 0 };
+        DaemonHooks hooks = { .ready_fd = -1, .drop_privileges = true };
+        Args args;
+        int r;
+
+        r = parse_args(argc, argv, &args);
+        if (r >= 0)
+                return r;
+        config_path = args.config_path;
+        foreground = args.foreground;
 
         /* An explicit file must exist; the default one may be absent. */
         r = config_load(config_path ? config_path : CONFIG_DEFAULT_PATH, !config_path, &config, &error);
@@ -145,7 +166,7 @@ int main(int argc, char *argv[]) {
                 free(error);
                 return EXIT_FAILURE;
         }
-        if (check)
+        if (args.check)
                 return check_config(config_path, &config);
 
         /* Root or not: by hand it starts as root and becomes [daemon] user

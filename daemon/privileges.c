@@ -25,6 +25,21 @@
 /* truerandomd's own directory under /run (RuntimeDirectory= in the unit). */
 #define RUN_DIR RUNSTATEDIR "/truerandomd"
 
+/* Secrets live in locked memory: an allocation failure there is most often
+ * RLIMIT_MEMLOCK, so say where to look. */
+const char *daemon_memlock_hint(int r) {
+        return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
+}
+
+/* What to do about a refusal when not started as root: the daemon needs
+ * root (or systemd's unit) to set itself up. */
+const char *daemon_not_root_hint(int r) {
+        if ((r != -EACCES && r != -EPERM) || geteuid() == 0)
+                return "";
+        return " (truerandomd is not running as root: start it as root, and it switches to [daemon] user once "
+               "set up, or as truerandomd.service)";
+}
+
 /* [daemon] user as uid and gid to run as, or why not ("FILE:LINE: ...",
  * malloc'd, in *ret_error). For --check-config and a start as root. */
 int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, gid_t *ret_gid, char **ret_error) {

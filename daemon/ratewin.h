@@ -6,16 +6,20 @@
 
 #include <stdint.h>
 
-#define RATE_WINDOW_USEC (5ULL * 1000000ULL)
+#include "util/time-util.h"
+
+#define RATE_WINDOW_USEC (5 * USEC_PER_SEC)
 
 typedef struct RateWindow {
-        uint64_t start_usec, start_mbits; /* where the window starts; 0: not yet */
-        uint64_t next_usec, next_mbits;   /* where the next one will */
+        usec_t start_usec;                /* where the window starts; 0: not yet */
+        uint64_t start_mbits;
+        usec_t next_usec;                 /* where the next one will */
+        uint64_t next_mbits;
 } RateWindow;
 
 /* The loop saw mbits credited in all at now: the window moves on once the
  * next start is RATE_WINDOW_USEC old. */
-void rate_window_advance(RateWindow *w, uint64_t mbits, uint64_t now_usec);
+void rate_window_advance(RateWindow *w, uint64_t mbits, usec_t now);
 
 /* Bits per second credited since the window's start; 0 before any. */
-double rate_window_bits_per_s(const RateWindow *w, uint64_t mbits, uint64_t now_usec);
+double rate_window_bits_per_s(const RateWindow *w, uint64_t mbits, usec_t now);

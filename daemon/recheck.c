@@ -25,7 +25,7 @@
 #include "config/sourceconf.h"
 #include "log.h"
 
-#define IDENTITY_CHECK_USEC (60ULL * 1000000ULL)
+#define IDENTITY_CHECK_USEC USEC_PER_MINUTE
 
 /* Why source i's credit or running assessment no longer holds (into why),
  * or false. moved: the machine changed at this look. */
@@ -101,7 +101,7 @@ void autocredit_recheck(Daemon *d, const char *event) {
                 (void)daemon_source_start(d, i);
         }
         if (any)
-                daemon_after_change(d);
+                daemon_post_change(d);
 }
 
 static int on_identity_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -113,7 +113,7 @@ static int on_identity_timer(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 int autocredit_start_recheck(Daemon *d) {
-        uint64_t every = d->hooks.identity_check_usec ? d->hooks.identity_check_usec : IDENTITY_CHECK_USEC;
+        usec_t every = d->hooks.identity_check_usec ? d->hooks.identity_check_usec : IDENTITY_CHECK_USEC;
         int r;
 
         r = sd_event_add_time_relative(d->event, &d->identity_timer, CLOCK_MONOTONIC, every, every / 10,

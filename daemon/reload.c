@@ -21,40 +21,21 @@
 #include "log.h"
 #include "util/cleanup.h"
 
-/* Whether a device's name or whether it is served changed: only a restart
- * does that. */
-static bool devices_changed(const Config *a, const Config *b) {
-        for (ConfigDevice i = 0; i < _CONFIG_DEVICE_MAX; i++) {
-                const DeviceConfig *x = &a->device[i], *y = &b->device[i];
-
-                if (x->enable != y->enable || !x->name != !y->name || (x->name && strcmp(x->name, y->name) != 0))
-                        return true;
-        }
-        return false;
-}
-
 /* What a reload cannot do once set-up gave up root: change the nodes'
  * group or mode (they are root's), or open a source path the user may not
  * read. Refused whole, with why, rather than half applied; 0 when root. */
 static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
-        const char *what = NULL;
-        char key[64];
+        const char *what;
 
         if (geteuid() == 0)
                 return 0;
-        if (gid != d->gid)
-                what = "[device] group";
-        for (ConfigDevice i = 0; !what && i < _CONFIG_DEVICE_MAX; i++)
-                if (c->device[i].mode != d->config.device[i].mode) {
-                        snprintf(key, sizeof(key), "[device] %s", config_devices[i].mode_key);
-                        what = key;
-                }
+        what = daemon_devices_node_change(d, c, gid);
         if (what) {
-                log_error("reload: %s changes the device nodes, which are root's; truerandomd runs as uid %u since "
-                          "set-up (%s). Restart it to apply, or change the udev rule under systemd",
+                log_error("reload: [device] %s changes the device nodes, which are root's; truerandomd runs as uid %u "
+                          "since set-up (%s). Restart it to apply, or change the udev rule under systemd",
                           what, (unsigned) geteuid(), strerror(EPERM));
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error),
-                         "%s changes the nodes: needs a restart (not root since set-up)", what);
+                         "[device] %s changes the nodes: needs a restart (not root since set-up)", what);
                 return -EPERM;
         }
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
@@ -92,7 +73,7 @@ static int apply_config(Daemon *d, Config *c) {
         r = check_reload_without_root(d, c, gid);
         if (r < 0)
                 return r;
-        if (devices_changed(c, &d->config) || c->store_blocks != d->config.store_blocks ||
+        if (daemon_devices_changed(d, c) || c->store_blocks != d->config.store_blocks ||
             c->low_water != d->config.low_water || strcmp(c->socket_path, d->config.socket_path) ||
             strcmp(c->state_directory, d->config.state_directory) || strcmp(c->user, d->config.user))
                 log_notice("device names, dropin, store size, the control socket, the state directory and the user "
@@ -107,14 +88,8 @@ static int apply_config(Daemon *d, Config *c) {
         /* Root re-applies them (a node someone chmod'ed is put right); the
          * user the daemon runs as cannot touch root's nodes, and has
          * refused a change above. */
-        for (size_t i = 0; i < d->n_devices && geteuid() == 0; i++) {
-                CuseDev *dev = d->devices[i].dev;
-                bool trng = cusedev_kind(dev) == CUSEDEV_TRNG;
-                r = cusedev_set_node(dev, daemon_node_owner(), trng ? gid : 0,
-                                     c->device[trng ? CONFIG_DEVICE_TRNG : CONFIG_DEVICE_RANDOM].mode);
-                if (r < 0)
-                        log_warning_errno(r, "/dev/%s: applying owner and mode", cusedev_name(dev));
-        }
+        if (geteuid() == 0)
+                daemon_devices_apply_nodes(d, c, gid);
         d->gid = gid;
         /* Sources whose settings changed restart from their startup test. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
@@ -129,8 +104,8 @@ static int apply_config(Daemon *d, Config *c) {
                 changed[i] = true;
         }
         (void)sd_event_source_set_time_relative(d->reseed_timer, c->reseed_interval_usec);
-        /* A held reseed's due time follows the new limit (daemon_after_change()
-         * re-arms its timer). */
+        /* A held reseed's due time follows the new limit (the posted
+         * change re-arms its timer). */
         seeder_set_min_interval(d->seeder, c->min_reseed_interval_usec);
         config_done(&d->config);
         d->config = *c;
@@ -154,7 +129,7 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
         sd_notify(false, "RELOADING=1");
         d->reloads++;
-        d->last_reload_usec = daemon_now_usec();
+        d->last_reload_usec = now_usec(CLOCK_MONOTONIC);
         d->last_reload_ok = false;
         r = d->config_path ? config_load(d->config_path, d->hooks.config_optional, &c, &error)
                            : config_init_defaults(&c);
@@ -172,7 +147,7 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         config_done(&c);
         /* After the new configuration is in: its [assessment] samples too. */
         autocredit_recheck(d, "reload");
-        daemon_after_change(d);
+        daemon_post_change(d);
         sd_notify(false, "READY=1");
         return 0;
 }

@@ -10,13 +10,23 @@
  * Flow: config -> autocredit -> [sources] -> pool -> CRNG -> CUSE. */
 #include "daemon-internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config/sourceconf.h"
 #include "log.h"
 #include "pool/collector.h"
+
+const char *daemon_source_error(int error) {
+        if (error == -EPERM || error == 0)
+                return "no credit justified (virtio-rng, rng_quality 0)";
+        if (error == -EDOM)
+                return "sampler self-test failed";
+        return strerror(-error);
+}
 
 /* The self-test a source ran when its collector opened it. */
 static void log_selftest(ConfigSource id, const CollectorStats *st) {
@@ -97,26 +107,39 @@ static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, con
 }
 
 /* /dev/truerandom serves only once every credited source that can run has
- * passed its startup test, and while at least min_healthy are healthy. */
-void daemon_refresh_sources(Daemon *d) {
+ * passed its startup test, and while at least min_healthy are healthy. A
+ * source healthy now has passed it, whether or not the loop saw it yet. */
+bool daemon_sources_serving(const Daemon *d, const CollectorStats stats[static _CONFIG_SOURCE_MAX]) {
         unsigned healthy = 0;
         bool waiting_startup = false;
 
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
+                const CollectorStats *st = &stats[i];
+
+                if (!d->sources[i].collector)
+                        continue;
+                if (st->state == SOURCE_HEALTHY)
+                        healthy++;
+                else if (!d->sources[i].passed_startup &&
+                         (st->state == SOURCE_STARTUP || st->state == SOURCE_FAILED_INTERMITTENT))
+                        waiting_startup = true;
+        }
+        return d->sources_started && !waiting_startup && healthy >= d->config.min_healthy;
+}
+
+void daemon_refresh_sources(Daemon *d) {
+        CollectorStats now[_CONFIG_SOURCE_MAX] = { 0 };
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 SourceSlot *slot = &d->sources[i];
-                CollectorStats now;
 
                 if (!slot->collector)
                         continue;
-                collector_get_stats(slot->collector, &now);
-                log_source_changes(d, i, slot, &now);
-                rate_window_advance(&slot->rate, now.credited_mbits, daemon_now_usec());
-                if (now.state == SOURCE_HEALTHY)
-                        healthy++;
-                if (!slot->passed_startup && (now.state == SOURCE_STARTUP || now.state == SOURCE_FAILED_INTERMITTENT))
-                        waiting_startup = true;
+                collector_get_stats(slot->collector, &now[i]);
+                log_source_changes(d, i, slot, &now[i]);
+                rate_window_advance(&slot->rate, now[i].credited_mbits, now_usec(CLOCK_MONOTONIC));
         }
-        d->trng_serving = d->sources_started && !waiting_startup && healthy >= d->config.min_healthy;
+        d->trng_serving = daemon_sources_serving(d, now);
         cusehub_set_trng_open(d->hub, d->trng_serving);
 }
 
@@ -164,6 +187,6 @@ int daemon_start_collectors(Daemon *d) {
                 if (r < 0)
                         return log_error_errno(r, "starting source %s", config_source_name(i));
         }
-        daemon_after_change(d);
+        daemon_post_change(d);
         return 0;
 }

@@ -1,7 +1,12 @@
 /* status.c - the daemon's state as one JSON object, for `truerandomctl
  * status`, built with json-c. The schema is documented in truerandomctl(1)
  * (version: CTL_STATUS_VERSION); fields are only ever added, never renamed.
- * Reads counters only: no secrets. */
+ *
+ * Invariant: it reads and never acts (no pump, no log, no collector
+ * started), and it shows one moment: the collectors' stats are read once,
+ * now, and whether /dev/truerandom serves is judged on those, so a stop a
+ * source counted shows with /dev/truerandom not serving even before the
+ * loop's turn took it in. Reads counters only: no secrets. */
 #include "daemon-internal.h"
 
 #include <errno.h>
@@ -16,20 +21,6 @@
 #include "config/sourceconf.h"
 #include "proto/ctlstatus.h"
 #include "util/json-util.h"
-
-uint64_t daemon_now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
-}
-
-const char *daemon_source_error(int error) {
-        if (error == -EPERM || error == 0)
-                return "no credit justified (virtio-rng, rng_quality 0)";
-        if (error == -EDOM)
-                return "sampler self-test failed";
-        return strerror(-error);
-}
 
 /* A number with a fixed count of decimals, written as such (json-c would
  * print 0.3 as 0.29999999999999999). NULL on no memory; json-c's adders
@@ -115,11 +106,19 @@ static struct json_object *running_check_json(const CollectorStats *st) {
         return finish(o, r);
 }
 
-static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) {
+/* The moment a status shows. */
+typedef struct Moment {
+        usec_t now;
+        CollectorStats stats[_CONFIG_SOURCE_MAX]; /* of the sources with a collector */
+        bool trng_serving;
+} Moment;
+
+static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *m) {
         const SourceConfig *sc = &d->config.source[i];
         SourceSlot *slot = &d->sources[i];
         struct json_object *o = json_object_new_object(), *f;
-        CollectorStats st;
+        const CollectorStats *st = &m->stats[i];
+        usec_t now = m->now;
         int r = 0;
 
         if (!o)
@@ -143,33 +142,31 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, uint64_t now) 
                         r = -ENOMEM;
                 goto done;
         }
-        /* What the loop last took in: the figures trng_serving was decided
-         * on (the control socket's status takes in the latest first). */
-        st = slot->last;
+        /* The figures trng_serving is judged on in this moment. */
         ADD(o, "credited", json_object_new_boolean(true));
-        ADD(o, "state", json_object_new_string(source_state_to_string(st.state)));
-        ADD(o, "running", json_object_new_boolean(st.running));
-        ADD(o, "credit_bits", json_new_fixed(st.credit_mbits / 1000.0, 3));
+        ADD(o, "state", json_object_new_string(source_state_to_string(st->state)));
+        ADD(o, "running", json_object_new_boolean(st->running));
+        ADD(o, "credit_bits", json_new_fixed(st->credit_mbits / 1000.0, 3));
         if (autocredit_source_json(d, i, o) < 0)
                 r = -ENOMEM;
-        ADD(o, "samples", json_object_new_uint64(st.samples));
-        ADD(o, "blocks", json_object_new_uint64(st.blocks));
-        ADD(o, "credited_bits", json_object_new_uint64(st.credited_mbits / 1000));
-        ADD(o, "credited_bits_per_s", json_new_fixed(rate_window_bits_per_s(&slot->rate, st.credited_mbits, now), 1));
+        ADD(o, "samples", json_object_new_uint64(st->samples));
+        ADD(o, "blocks", json_object_new_uint64(st->blocks));
+        ADD(o, "credited_bits", json_object_new_uint64(st->credited_mbits / 1000));
+        ADD(o, "credited_bits_per_s", json_new_fixed(rate_window_bits_per_s(&slot->rate, st->credited_mbits, now), 1));
         f = json_object_new_object();
         if (f) {
-                ADD(f, "rct", json_object_new_uint64(st.fail_rct));
-                ADD(f, "apt", json_object_new_uint64(st.fail_apt));
-                ADD(f, "permanent_rct", json_object_new_uint64(st.permanent_rct));
-                ADD(f, "permanent_apt", json_object_new_uint64(st.permanent_apt));
+                ADD(f, "rct", json_object_new_uint64(st->fail_rct));
+                ADD(f, "apt", json_object_new_uint64(st->fail_apt));
+                ADD(f, "permanent_rct", json_object_new_uint64(st->permanent_rct));
+                ADD(f, "permanent_apt", json_object_new_uint64(st->permanent_apt));
         }
         ADD(o, "failures", f);
-        ADD(o, "read_errors", json_object_new_uint64(st.read_errors));
+        ADD(o, "read_errors", json_object_new_uint64(st->read_errors));
         /* null is a value here: "no error yet", "no self-test", "never ran". */
         if (json_put_nullable(o, "last_error",
-                                   st.last_error ? json_object_new_string(daemon_source_error(st.last_error)) : NULL) < 0 ||
-            json_put_nullable(o, "selftest", selftest_json(&st.selftest)) < 0 ||
-            json_put_nullable(o, "running_check", running_check_json(&st)) < 0)
+                                   st->last_error ? json_object_new_string(daemon_source_error(st->last_error)) : NULL) < 0 ||
+            json_put_nullable(o, "selftest", selftest_json(&st->selftest)) < 0 ||
+            json_put_nullable(o, "running_check", running_check_json(st)) < 0)
                 r = -ENOMEM;
 done:
         return finish(o, r);
@@ -217,7 +214,7 @@ static struct json_object *device_json(DeviceSlot *slot) {
 }
 
 /* A past CLOCK_MONOTONIC time as an age in seconds, or JSON null (0: never). */
-static struct json_object *age(uint64_t then, uint64_t now) {
+static struct json_object *age(usec_t then, usec_t now) {
         return then ? json_new_fixed((double) (now - then) / 1e6, 1) : NULL;
 }
 
@@ -235,7 +232,7 @@ static struct json_object *trigger_json(const SeederStats *st, SeedTrigger t) {
         return finish(o, r);
 }
 
-static struct json_object *crng_json(Daemon *d, uint64_t now) {
+static struct json_object *crng_json(Daemon *d, usec_t now) {
         struct json_object *o = json_object_new_object(), *a;
         SeederStats st;
         int r = 0;
@@ -259,7 +256,7 @@ static struct json_object *crng_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
-static struct json_object *reload_json(Daemon *d, uint64_t now) {
+static struct json_object *reload_json(Daemon *d, usec_t now) {
         struct json_object *o = json_object_new_object();
         bool never = d->last_reload_usec == 0;
         int r = 0;
@@ -276,7 +273,7 @@ static struct json_object *reload_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
-static struct json_object *vm_generation_json(Daemon *d, uint64_t now) {
+static struct json_object *vm_generation_json(Daemon *d, usec_t now) {
         struct json_object *o = json_object_new_object();
         char detail[160];
         VmgenStats st;
@@ -298,7 +295,7 @@ static struct json_object *vm_generation_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
-static struct json_object *resume_json(Daemon *d, uint64_t now) {
+static struct json_object *resume_json(Daemon *d, usec_t now) {
         struct json_object *o = json_object_new_object();
         ClockJumpStats st;
         int r = 0;
@@ -313,7 +310,8 @@ static struct json_object *resume_json(Daemon *d, uint64_t now) {
         return finish(o, r);
 }
 
-static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
+static int status_build(Daemon *d, struct json_object *o, const Moment *m) {
+        usec_t now = m->now;
         struct json_object *a;
         int r = 0;
 
@@ -322,12 +320,12 @@ static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
         ADD(o, "uptime_s", json_new_fixed((double) (now - d->started_usec) / 1e6, 1));
         ADD(o, "ready", json_object_new_boolean(d->ready));
         ADD(o, "stopping", json_object_new_boolean(d->stopping));
-        ADD(o, "trng_serving", json_object_new_boolean(d->trng_serving && !d->stopping));
+        ADD(o, "trng_serving", json_object_new_boolean(m->trng_serving && !d->stopping));
         ADD(o, "min_healthy", json_object_new_uint64(d->config.min_healthy));
         ADD(o, "reload", reload_json(d, now));
         a = json_object_new_array();
         for (ConfigSource i = 0; a && i < _CONFIG_SOURCE_MAX; i++)
-                append(a, source_json(d, i, now), &r);
+                append(a, source_json(d, i, m), &r);
         ADD(o, "sources", a);
         ADD(o, "store", store_json(d));
         a = json_object_new_array();
@@ -342,13 +340,18 @@ static int status_build(Daemon *d, struct json_object *o, uint64_t now) {
 
 int daemon_status_json(Daemon *d, char **ret_json) {
         struct json_object *o = json_object_new_object();
+        Moment m = { .now = now_usec(CLOCK_MONOTONIC) };
         const char *text;
         char *copy;
         int r;
 
         if (!o)
                 return -ENOMEM;
-        r = status_build(d, o, daemon_now_usec());
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                if (d->sources[i].collector)
+                        collector_get_stats(d->sources[i].collector, &m.stats[i]);
+        m.trng_serving = daemon_sources_serving(d, m.stats);
+        r = status_build(d, o, &m);
         text = r < 0 ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         copy = text ? strdup(text) : NULL;
         json_object_put(o);

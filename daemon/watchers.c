@@ -69,7 +69,7 @@ static void on_clock_jump(void *userdata, uint64_t slept_usec) {
         Daemon *d = userdata;
 
         log_notice("resumed after %" PRIu64 ".%01" PRIu64 " s asleep (CLOCK_BOOTTIME moved ahead of CLOCK_MONOTONIC): "
-                   "reseeding the CRNG", slept_usec / 1000000, slept_usec / 100000 % 10);
+                   "reseeding the CRNG", slept_usec / USEC_PER_SEC, slept_usec / (USEC_PER_SEC / 10) % 10);
         trigger_resume(d);
         /* A resume can bring another clocksource (the TSC found unstable). */
         autocredit_recheck(d, "resume");

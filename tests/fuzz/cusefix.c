@@ -1006,7 +1006,9 @@ void cusefix_put_blocks(CuseFix *fx, unsigned n) {
 }
 
 void cusefix_set_trng_open(CuseFix *fx, bool open) {
+        /* As the daemon's turn: decided, then its one pump. */
         cusehub_set_trng_open(fx->hub, open);
+        cusehub_pump(fx->hub);
         fx->loop_acted = true;
 }
 

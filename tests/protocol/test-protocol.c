@@ -1,8 +1,8 @@
 /* test-protocol.c - the real daemon (loop, hub, devices, sources) driven by
  * a test that plays the kernel over socketpairs (fakekernel.h).
  *
- * Each test starts a Daemon on its own thread with a configuration made for
- * it: a deterministic `file` source (fast, paced, or held back with
+ * Each test starts a Daemon on its own thread (fakedaemon.h) with a
+ * configuration made for it: a deterministic `file` source (fast, paced, or held back with
  * start_delay_ms), device nodes as plain files in a temp dir (so init_done's
  * chmod is visible), and a fake /proc (fakeproc.h) over live processes whose
  * status files decide privilege; or the real /proc, for callers that are
@@ -39,12 +39,11 @@
 
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "fakedaemon.h"
 #include "fakekernel.h"
 #include "fakeproc.h"
 #include "proto/ctlproto.h"
 #include "proto/ctlstatus.h"
-
-#define SAMPLES (1U << 16)
 
 /* Shown in the fake /proc; their pids are set in main(): this process and
  * an idle child (privilege_check() refuses pids that are not alive). */
@@ -62,28 +61,21 @@ typedef struct AddEntropy {
 } AddEntropy;
 
 typedef struct Harness {
-        char dir[64];
-        char devdir[96];
+        FakeDaemon *daemon;     /* its thread, scratch directory and fake kernels */
+        FakeKernel **fk;        /* daemon->fk: each device's kernel, by kind */
+        const char *dir;        /* daemon->dir */
+        const char *devdir;     /* daemon->devdir */
+        const char *samples;    /* daemon->samples */
         FakeProc *proc;
         bool real_proc;         /* privilege from the real /proc */
-        char samples[96];
         char conf[96];
         char sysdir[96];       /* an empty /sys, unless a test adds a vmgenid device */
         int kmsg[2];           /* its kernel log: [0] the daemon's, [1] the test's */
-        FakeKernel *fk[_CUSEDEV_KIND_MAX];
-        int daemon_fd[_CUSEDEV_KIND_MAX];
         Config config;
         bool use_conf_file;
         bool conf_optional;          /* as truerandomd without --config */
         const char *sysfs;           /* the daemon's /sys: sysdir, or a test's own */
         uint64_t identity_check_usec; /* 0: the daemon's own minute */
-        pthread_t thread;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool started;
-        int new_result;
-        int run_result;
-        bool running;
         FkFile trng, random, urandom;
 } Harness;
 
@@ -169,17 +161,6 @@ static uint64_t now_ms(void) {
         return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int open_device(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
-        Harness *h = userdata;
-
-        if (h->daemon_fd[kind] < 0)
-                return -ENODEV;
-        *ret_fd = h->daemon_fd[kind];
-        *ret_io = &fk_daemon_io;
-        h->daemon_fd[kind] = -1;
-        return 0;
-}
-
 /* The kernel log, a SOCK_SEQPACKET socketpair (one record per read, as
  * /dev/kmsg); the daemon asks only when it found a vmgenid device. */
 static int open_kmsg(void *userdata) {
@@ -190,47 +171,6 @@ static int open_kmsg(void *userdata) {
                 return -ENOENT;
         h->kmsg[0] = -1;
         return fd;
-}
-
-static void *daemon_thread(void *userdata) {
-        Harness *h = userdata;
-        DaemonHooks hooks = {
-                .open_device = open_device,
-                .userdata = h,
-                .dev_dir = h->devdir,
-                .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
-                .sysfs_root = h->sysfs,
-                .identity_check_usec = h->identity_check_usec,
-                .open_kmsg = open_kmsg,
-                .ready_fd = -1,
-                .config_optional = h->conf_optional,
-        };
-        Daemon *d = NULL;
-        int r;
-
-        r = daemon_new(&h->config, h->use_conf_file ? h->conf : NULL, &hooks, &d);
-        pthread_mutex_lock(&h->lock);
-        h->started = true;
-        h->new_result = r;
-        pthread_cond_signal(&h->cond);
-        pthread_mutex_unlock(&h->lock);
-        if (r < 0)
-                return NULL;
-        h->run_result = daemon_run(d);
-        daemon_free(d);
-        return NULL;
-}
-
-/* A deterministic sample file: a fixed seed, uniformly distributed bytes
- * (passes the health tests at any credit). */
-static void make_samples(Harness *h) {
-        static const uint8_t seed[randombytes_SEEDBYTES] = { 't', 'r', 'u', 'e' };
-        uint8_t *buf = malloc(SAMPLES);
-
-        assert_non_null(buf);
-        randombytes_buf_deterministic(buf, SAMPLES, seed);
-        write_file(h->samples, buf, SAMPLES);
-        free(buf);
 }
 
 static void make_proc(Harness *h) {
@@ -244,97 +184,66 @@ static void make_proc(Harness *h) {
  * ended the test early (a leaked fake would hold its DEVNAME). */
 static Harness *current;
 
-/* What every test starts from: only the file source, credited 8 bits per
- * sample, as fast as it goes; the caller adjusts before harness_start(). */
+/* What every test starts from (fakedaemon_config()): only the file
+ * source, credited 8 bits per sample, as fast as it goes, and a store of
+ * 64 blocks; the caller adjusts before harness_start(). */
 static Harness *harness_new(void) {
         Harness *h = calloc(1, sizeof(*h));
-        char path[160];
-        char gid[16];
 
         assert_non_null(h);
-        snprintf(h->dir, sizeof(h->dir), "/tmp/truerandom-protocol-XXXXXX");
-        assert_non_null(mkdtemp(h->dir));
-        snprintf(h->devdir, sizeof(h->devdir), "%s/dev", h->dir);
-        snprintf(h->samples, sizeof(h->samples), "%s/samples", h->dir);
+        assert_int_equal(fakedaemon_new("protocol", "true", &h->daemon), 0);
+        h->fk = h->daemon->fk;
+        h->dir = h->daemon->dir;
+        h->devdir = h->daemon->devdir;
+        h->samples = h->daemon->samples;
         snprintf(h->conf, sizeof(h->conf), "%s/truerandomd.conf", h->dir);
         snprintf(h->sysdir, sizeof(h->sysdir), "%s/sys", h->dir);
         assert_int_equal(mkdir(h->sysdir, 0755), 0);
         h->sysfs = h->sysdir;
         h->kmsg[0] = h->kmsg[1] = -1;
-        assert_int_equal(mkdir(h->devdir, 0755), 0);
         make_proc(h);
-        make_samples(h);
 
-        assert_int_equal(config_init_defaults(&h->config), 0);
-        snprintf(gid, sizeof(gid), "%u", (unsigned)getgid());
-        free(h->config.group);
-        h->config.group = strdup(gid);
-        free(h->config.socket_path);
-        snprintf(path, sizeof(path), "%s/control", h->dir);
-        h->config.socket_path = strdup(path);
-        free(h->config.state_directory);
-        snprintf(path, sizeof(path), "%s/state", h->dir);
-        h->config.state_directory = strdup(path);
-        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                h->config.source[i].enable = false;
-        h->config.source[CONFIG_SOURCE_KERNEL].enable = true;
-        h->config.source[CONFIG_SOURCE_FILE] = (SourceConfig){
-                .enable = true,
-                .credit_mbits = 8000,
-                .params = { .path = strdup(h->samples), .loop = true },
-        };
+        assert_int_equal(fakedaemon_config(h->daemon, &h->config), 0);
         h->config.store_blocks = 64;
         h->config.low_water = 16;
-        for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
-                h->daemon_fd[k] = -1;
-        pthread_mutex_init(&h->lock, NULL);
-        pthread_cond_init(&h->cond, NULL);
         current = h;
         return h;
 }
 
-static void touch_node(Harness *h, const char *name) {
-        char path[200];
-        snprintf(path, sizeof(path), "%s/%s", h->devdir, name);
-        write_file(path, "", 0);
-        assert_int_equal(chmod(path, 0600), 0);
+/* A configured device's name when it is served, else NULL. */
+static const char *served_name(const DeviceConfig *dc) {
+        return config_device_served(dc) ? dc->name : NULL;
 }
 
 static int harness_start(Harness *h) {
-        int64_t init_unique[_CUSEDEV_KIND_MAX] = { 0 };
-        FkInit init;
-        const char *names[_CUSEDEV_KIND_MAX] = {
-                [CUSEDEV_TRNG] = h->config.device[CONFIG_DEVICE_TRNG].name,
-                [CUSEDEV_RANDOM] = h->config.device[CONFIG_DEVICE_RANDOM].name,
-                [CUSEDEV_URANDOM] = h->config.device[CONFIG_DEVICE_URANDOM].name,
-                [CUSEDEV_NULL] = h->config.device[CONFIG_DEVICE_NULL].name,
+        DaemonHooks hooks = {
+                .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
+                .sysfs_root = h->sysfs,
+                .identity_check_usec = h->identity_check_usec,
+                .open_kmsg = open_kmsg,
+                .userdata = h,
+                .config_optional = h->conf_optional,
         };
+        const char *names[_CUSEDEV_KIND_MAX] = {
+                [CUSEDEV_TRNG] = served_name(&h->config.device[CONFIG_DEVICE_TRNG]),
+                [CUSEDEV_RANDOM] = served_name(&h->config.device[CONFIG_DEVICE_RANDOM]),
+                [CUSEDEV_URANDOM] = served_name(&h->config.device[CONFIG_DEVICE_URANDOM]),
+                [CUSEDEV_NULL] = served_name(&h->config.device[CONFIG_DEVICE_NULL]),
+        };
+        int r;
 
+        r = fakedaemon_start(h->daemon, &h->config, h->use_conf_file ? h->conf : NULL, &hooks);
+        if (r < 0 && !h->daemon->running)
+                return r;
+        assert_int_equal(r, 0);
+        /* Set-up opened every device configured, and only those, and
+         * answered each CUSE_INIT as the kernel wants it. */
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
-                if (!names[k] || (!h->config.device[CONFIG_DEVICE_RANDOM].enable && (k == CUSEDEV_RANDOM || k == CUSEDEV_URANDOM)))
-                        continue;
-                touch_node(h, names[k]);
-                assert_int_equal(fk_new(&h->fk[k], &h->daemon_fd[k]), 0);
-                /* As the kernel, at open of /dev/cuse: set-up answers it. */
-                init_unique[k] = fk_send_init(h->fk[k]);
-                assert_true(init_unique[k] > 0);
-        }
-        assert_int_equal(pthread_create(&h->thread, NULL, daemon_thread, h), 0);
-        pthread_mutex_lock(&h->lock);
-        while (!h->started)
-                pthread_cond_wait(&h->cond, &h->lock);
-        pthread_mutex_unlock(&h->lock);
-        if (h->new_result < 0) {
-                pthread_join(h->thread, NULL);
-                return h->new_result;
-        }
-        h->running = true;
-        for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
+                assert_int_equal(!!h->fk[k], !!names[k]);
                 if (!h->fk[k])
                         continue;
-                assert_int_equal(fk_init_await(h->fk[k], init_unique[k], &init), 0);
-                assert_string_equal(init.devname, names[k]);
-                assert_true(init.flags & CUSE_UNRESTRICTED_IOCTL);
+                assert_string_equal(h->daemon->init[k].devname, names[k]);
+                assert_true(h->daemon->init[k].flags & CUSE_UNRESTRICTED_IOCTL);
         }
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], NULL, O_RDONLY, &h->trng), 0);
         if (h->fk[CUSEDEV_RANDOM]) {
@@ -346,17 +255,11 @@ static int harness_start(Harness *h) {
 
 /* SIGTERM as systemd sends it; returns what daemon_run() returned. */
 static int harness_stop(Harness *h) {
-        if (!h->running)
-                return 0;
-        assert_int_equal(kill(getpid(), SIGTERM), 0);
-        pthread_join(h->thread, NULL);
-        h->running = false;
-        return h->run_result;
+        return fakedaemon_stop(h->daemon);
 }
 
 static void harness_free(Harness *h) {
         unsigned violations = 0;
-        char cmd[128];
 
         harness_stop(h);
         for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
@@ -368,19 +271,13 @@ static void harness_free(Harness *h) {
                         print_error("device kind %d: the kernel would reject: %s\n", k, last);
                         violations++;
                 }
-                fk_free(h->fk[k]);
-                if (h->daemon_fd[k] >= 0)
-                        close(h->daemon_fd[k]);
         }
         for (int i = 0; i < 2; i++)
                 if (h->kmsg[i] >= 0)
                         close(h->kmsg[i]);
         config_done(&h->config);
         fakeproc_free(h->proc);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
-        assert_int_equal(system(cmd), 0);
-        pthread_cond_destroy(&h->cond);
-        pthread_mutex_destroy(&h->lock);
+        fakedaemon_free(h->daemon);
         free(h);
         current = NULL;
         assert_int_equal(violations, 0);
@@ -1683,9 +1580,9 @@ static void test_auto_credit_justifies_nothing(void **state) {
         assert_int_equal(harness_start(h), 0);
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 120;
-        assert_int_equal(pthread_timedjoin_np(h->thread, NULL, &until), 0);
-        h->running = false;
-        assert_int_equal(h->run_result, -ENOMEDIUM);
+        assert_int_equal(pthread_timedjoin_np(h->daemon->thread, NULL, &until), 0);
+        h->daemon->running = false;
+        assert_int_equal(h->daemon->run_result, -ENOMEDIUM);
         harness_free(h);
 
         h = auto_harness(&w, true, 0);
@@ -2521,15 +2418,10 @@ int main(void) {
                 cmocka_unit_test_teardown(test_vm_generation_change_purges_store, teardown),
                 cmocka_unit_test_teardown(test_reload_restarts_source_full_store, teardown),
         };
-        sigset_t ss;
         int r;
 
         /* Blocked in every thread: only the daemon's signalfd takes them. */
-        sigemptyset(&ss);
-        sigaddset(&ss, SIGTERM);
-        sigaddset(&ss, SIGINT);
-        sigaddset(&ss, SIGHUP);
-        pthread_sigmask(SIG_BLOCK, &ss, NULL);
+        fakedaemon_block_signals();
         if (sodium_init() < 0)
                 return 1;
         if (!start_callers())

@@ -23,6 +23,7 @@
 
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "fakedaemon.h"
 
 void *__real_sodium_malloc(size_t size);
 void *__wrap_sodium_malloc(size_t size);
@@ -36,39 +37,32 @@ void *__wrap_sodium_malloc(size_t size) {
         return __real_sodium_malloc(size);
 }
 
-static int no_cuse(void *userdata, CuseDevKind kind, int *ret_fd, const struct fuse_custom_io **ret_io) {
+static int no_cuse(void *userdata, const char *name, CuseDevKind kind, int *ret_fd,
+                   const struct fuse_custom_io **ret_io) {
         return -ENOENT;
 }
 
 /* Starts a daemon with sodium_malloc call number k failing; returns what
- * daemon_new said and what it logged. */
+ * daemon_new said and what it logged. Its set-up is the protocol suite's
+ * (fakedaemon.h), run on this thread, with only the file source, reading
+ * /dev/zero. */
 static int start(int k, char *log, size_t log_size) {
-        char dir[] = "/tmp/truerandom-startup-XXXXXX";
-        char path[128], gid[16];
+        char path[128];
         DaemonHooks hooks = { .open_device = no_cuse, .ready_fd = -1 };
+        FakeDaemon *fd;
         Daemon *d = NULL;
         Config c;
         int r, saved, out;
         ssize_t n;
 
-        assert_non_null(mkdtemp(dir));
-        assert_int_equal(config_init_defaults(&c), 0);
-        snprintf(gid, sizeof(gid), "%u", (unsigned)getgid());
-        free(c.group);
-        c.group = strdup(gid);
-        snprintf(path, sizeof(path), "%s/control", dir);
-        free(c.socket_path);
-        c.socket_path = strdup(path);
-        snprintf(path, sizeof(path), "%s/state", dir);
-        free(c.state_directory);
-        c.state_directory = strdup(path);
-        for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                c.source[i].enable = false;
-        c.source[CONFIG_SOURCE_FILE] = (SourceConfig){ .enable = true, .credit_mbits = 8000,
-                                                       .params = { .path = strdup("/dev/zero"), .loop = true } };
+        assert_int_equal(fakedaemon_new("startup", "startup", &fd), 0);
+        assert_int_equal(fakedaemon_config(fd, &c), 0);
+        c.source[CONFIG_SOURCE_KERNEL].enable = false;
+        free((char *) c.source[CONFIG_SOURCE_FILE].params.path);
+        c.source[CONFIG_SOURCE_FILE].params.path = strdup("/dev/zero");
 
         /* What the daemon writes to stderr, into a file. */
-        snprintf(path, sizeof(path), "%s/log", dir);
+        snprintf(path, sizeof(path), "%s/log", fd->dir);
         out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         assert_true(out >= 0);
         fflush(stderr);
@@ -84,12 +78,7 @@ static int start(int k, char *log, size_t log_size) {
         n = pread(out, log, log_size - 1, 0);
         log[n > 0 ? n : 0] = '\0';
         close(out);
-        unlink(path);
-        snprintf(path, sizeof(path), "%s/control", dir);
-        unlink(path);
-        snprintf(path, sizeof(path), "%s/state", dir);
-        rmdir(path);
-        rmdir(dir);
+        fakedaemon_free(fd);
         config_done(&c);
         assert_null(d);
         return r;
@@ -119,13 +108,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_locked_memory_exhausted),
         };
-        sigset_t ss;
-
-        sigemptyset(&ss);
-        sigaddset(&ss, SIGTERM);
-        sigaddset(&ss, SIGINT);
-        sigaddset(&ss, SIGHUP);
-        pthread_sigmask(SIG_BLOCK, &ss, NULL);
+        fakedaemon_block_signals();
         if (sodium_init() < 0)
                 return 1;
         return cmocka_run_group_tests(tests, NULL, NULL);
