@@ -12,12 +12,15 @@
  * sort instead of one pass per t.
  * The suffix array comes from libdivsufsort (Debian's suffix sorter, the one
  * NIST's tool uses); the LCP array from it with Kasai's Phi method, written
- * over the suffix array to keep the peak at 8 bytes per symbol. */
+ * over the suffix array to keep the peak at 8 bytes per symbol. For the
+ * samples (not the bitstring) the suffix array and the LCP clamped to a
+ * byte are kept for the context predictors (suffix.h). */
 #include "tuple.h"
 
 #include <divsufsort.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -32,9 +35,9 @@ typedef struct Interval {
         int32_t left;
 } Interval;
 
-/* In place: sa (n entries) becomes the LCP array, lcp[i] = LCP of the
- * suffixes sa[i-1] and sa[i], lcp[0] = 0. phi is scratch of n entries. */
-static void tuple_lcp_from_sa(const uint8_t *s, int32_t n, int32_t *sa, int32_t *phi) {
+/* phi[i] = the LCP of the suffix i with the one before it in sa (0 for
+ * the first): the permuted LCP array, in text order. */
+static void tuple_plcp(const uint8_t *s, int32_t n, const int32_t *sa, int32_t *phi) {
         int32_t h = 0;
 
         phi[sa[0]] = -1;
@@ -55,8 +58,6 @@ static void tuple_lcp_from_sa(const uint8_t *s, int32_t n, int32_t *sa, int32_t 
                 if (h > 0)
                         h--;
         }
-        for (int32_t i = 0; i < n; i++)
-                sa[i] = phi[sa[i]];
 }
 
 typedef struct TupleStats {
@@ -138,8 +139,44 @@ static double tuple_entropy(long double p_max, size_t n) {
         return (double)-log2l(pu);
 }
 
-int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *ret_lrs) {
-        int32_t *sa = NULL, *phi = NULL, u;
+/* The LCP array of s in place of its suffix array sa, or (keep) the LCP
+ * array in *ret_lcp and, in *ret_lcp8, the LCP clamped to a byte, with sa
+ * left as it is. */
+static int tuple_lcp(const uint8_t *s, int32_t n, int32_t *sa, bool keep, int32_t **ret_lcp, uint8_t **ret_lcp8) {
+        int32_t *phi = malloc((size_t)n * sizeof(*phi)), *lcp;
+        uint8_t *lcp8;
+
+        if (!phi)
+                return -ENOMEM;
+        tuple_plcp(s, n, sa, phi);
+        if (!keep) {
+                for (int32_t i = 0; i < n; i++)
+                        sa[i] = phi[sa[i]];
+                free(phi);
+                *ret_lcp = sa;
+                return 0;
+        }
+        lcp = malloc((size_t)n * sizeof(*lcp));
+        lcp8 = malloc((size_t)n);
+        if (!lcp || !lcp8) {
+                free(lcp8);
+                free(lcp);
+                free(phi);
+                return -ENOMEM;
+        }
+        for (int32_t i = 0; i < n; i++) {
+                lcp[i] = phi[sa[i]];
+                lcp8[i] = (uint8_t)(lcp[i] < (int32_t)EA_SUFFIX_LCP_MAX ? lcp[i] : (int32_t)EA_SUFFIX_LCP_MAX);
+        }
+        free(phi);
+        *ret_lcp = lcp;
+        *ret_lcp8 = lcp8;
+        return 0;
+}
+
+int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *ret_lrs, EaSuffix *ret_suffix) {
+        int32_t *sa = NULL, *lcp = NULL, u;
+        uint8_t *lcp8 = NULL;
         TupleStats st = { 0 };
         long double p_max;
         double t_tuple = NAN, lrs = NAN;
@@ -148,15 +185,14 @@ int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *r
         if (n < 2 || n > INT32_MAX)
                 return -EINVAL;
         sa = malloc(n * sizeof(*sa));
-        phi = malloc(n * sizeof(*phi));
-        if (!sa || !phi)
+        if (!sa)
                 goto out;
         if (divsufsort(s, sa, (int32_t)n) != 0)
                 goto out;
-        tuple_lcp_from_sa(s, (int32_t)n, sa, phi);
-        free(phi);
-        phi = NULL;
-        r = tuple_scan(sa, (int32_t)n, &st);
+        r = tuple_lcp(s, (int32_t)n, sa, ret_suffix != NULL, &lcp, &lcp8);
+        if (r < 0)
+                goto out;
+        r = tuple_scan(lcp, (int32_t)n, &st);
         if (r < 0)
                 goto out;
 
@@ -184,13 +220,20 @@ int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *r
                 }
                 lrs = tuple_entropy(p_max, n);
         }
+        if (ret_suffix) {
+                *ret_suffix = (EaSuffix) { .sa = sa, .lcp = lcp8, .n = n };
+                sa = NULL;
+                lcp8 = NULL;
+        }
         *ret_t_tuple = t_tuple;
         *ret_lrs = lrs;
         r = 0;
 out:
         free(st.q);
         free(st.pairs);
-        free(phi);
+        if (lcp != sa)
+                free(lcp);
+        free(lcp8);
         free(sa);
         return r;
 }
