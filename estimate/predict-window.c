@@ -67,6 +67,38 @@ static void mcw_slide(MostCommon *w, const uint8_t *s, size_t i, size_t size) {
                 }
 }
 
+/* Bits: a full window of odd size has a strict majority, so its most
+ * common value is whether more than half of it is 1, and a count of ones
+ * per window is the whole state. */
+static double mcw_bits(const uint8_t *s, size_t n) {
+        static const size_t first = 63;
+        uint64_t score[MCW_WINDOWS] = { 0 };
+        size_t ones[MCW_WINDOWS] = { 0 };
+        Record rec = { 0 };
+        unsigned winner = 0;
+
+        for (unsigned j = 0; j < MCW_WINDOWS; j++)
+                for (size_t i = 0; i < mcw_window[j]; i++)
+                        ones[j] += s[i];
+        for (size_t i = first; i < n; i++) {
+                const unsigned y = s[i];
+
+                record_hit(&rec, (2 * ones[winner] > mcw_window[winner]) == y);
+                for (unsigned j = 0; j < MCW_WINDOWS; j++) {
+                        if (i < mcw_window[j])
+                                break;
+                        if ((2 * ones[j] > mcw_window[j]) == y && ++score[j] >= score[winner])
+                                winner = j;
+                }
+                for (unsigned j = 0; j < MCW_WINDOWS; j++) {
+                        if (i < mcw_window[j])
+                                break;
+                        ones[j] = ones[j] + y - s[i - mcw_window[j]];
+                }
+        }
+        return ea_bound_prediction(rec.correct, n - first, rec.longest, 2);
+}
+
 int ea_predict_multi_mcw(const uint8_t *s, size_t n, unsigned k, double *ret_h) {
         static const size_t first = 63;
         uint64_t score[MCW_WINDOWS] = { 0 }, correct = 0, run = 0, longest = 0;
@@ -75,6 +107,10 @@ int ea_predict_multi_mcw(const uint8_t *s, size_t n, unsigned k, double *ret_h) 
 
         if (n <= mcw_window[MCW_WINDOWS - 1]) {
                 *ret_h = NAN;
+                return 0;
+        }
+        if (k == 2) {
+                *ret_h = mcw_bits(s, n);
                 return 0;
         }
         /* 70 KB of counters: on the heap, for callers on small thread stacks. */
