@@ -90,12 +90,14 @@ static int mmc_bits(const uint8_t *s, size_t n, double *ret_h) {
                         if (found)
                                 found = e[0] || e[1];
                         if (found) {
-                                unsigned guess = e[0] > e[1] ? 0 : 1;
+                                /* A coin toss on good data: no branch on it. */
+                                const unsigned hit = (e[1] >= e[0]) == y;
 
-                                if (guess == y && ++score[d] >= score[winner])
+                                score[d] += hit;
+                                if (hit & (score[d] >= score[winner]))
                                         winner = d;
                                 if (d == cur_winner)
-                                        record_hit(&rec, guess == y);
+                                        record_hit(&rec, hit);
                                 if (e[y])
                                         e[y]++;
                                 else if (entries[d] < MMC_ENTRIES_MAX) {

@@ -34,12 +34,9 @@ typedef struct Record {
         uint64_t correct, run, longest;
 } Record;
 
+/* Branch-free: on good data right or wrong is a coin toss. */
 static inline void record_hit(Record *r, bool hit) {
-        if (hit) {
-                r->correct++;
-                if (++r->run > r->longest)
-                        r->longest = r->run;
-        } else {
-                r->run = 0;
-        }
+        r->correct += hit;
+        r->run = (r->run + 1) & -(uint64_t)hit;
+        r->longest = r->run > r->longest ? r->run : r->longest;
 }
