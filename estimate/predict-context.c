@@ -125,6 +125,7 @@ int ea_predict_multi_mmc(const uint8_t *s, size_t n, unsigned k, const EaSuffix 
 
 static int lz78y_bits(const uint8_t *s, size_t n, double *ret_h) {
         size_t entries = 0;
+        uint32_t ctx;       /* the last 16 bits, the newest in bit 0 */
         Record rec = { 0 };
         BitDict b;
         int r = bitdict_alloc(&b, LZ78Y_DEPTH);
@@ -135,11 +136,13 @@ static int lz78y_bits(const uint8_t *s, size_t n, double *ret_h) {
         for (unsigned j = 1; j <= LZ78Y_DEPTH; j++, entries++)
                 b.counts[j - 1][2 * bit_context(s, LZ78Y_DEPTH, j) + (s[LZ78Y_DEPTH] & 1U)] = 1;
 
+        ctx = bit_context(s, LZ78Y_DEPTH, LZ78Y_DEPTH);
         for (size_t i = LZ78Y_DEPTH + 1; i < n; i++) {
                 const unsigned y = s[i] & 1U;
-                const uint32_t ctx = bit_context(s, i, LZ78Y_DEPTH);
                 uint32_t best = 0;
                 unsigned guess = 0;
+
+                ctx = (ctx << 1 | (s[i - 1] & 1U)) & 0xffffU;
 
                 for (unsigned j = LZ78Y_DEPTH; j >= 1; j--) {
                         uint32_t *e = &b.counts[j - 1][2 * (ctx & ((1U << j) - 1))];
