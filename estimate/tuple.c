@@ -65,45 +65,30 @@ static void tuple_plcp(const uint8_t *s, int32_t n, const int32_t *sa, int32_t *
 
 typedef struct TupleStats {
         int32_t v;           /* length of the longest repeated substring */
-        uint64_t *q;         /* q[t]: largest count of a t-tuple, t = 1..v (scratch before the suffix max) */
-        uint64_t *pairs;     /* pairs[t]: sum over t-tuples of C(count, 2), t = 1..v (a difference array before the prefix sum) */
+        int32_t u;           /* the shortest t at which no t-tuple occurs 35 times */
+        uint32_t *q;         /* q[t]: largest count of a t-tuple, t = 1..u-1 (scratch before the suffix max) */
+        uint64_t *pairs;     /* pairs[t-u]: sum over t-tuples of C(count, 2), t = u..v (a difference array before the prefix sum) */
 } TupleStats;
 
-/* Visit every lcp-interval; record counts per lcp and the pair sums as a
- * difference array over t. */
-static int tuple_scan(const int32_t *lcp, int32_t n, TupleStats *st) {
+/* One lcp-interval: `size` suffixes share a prefix of length lcp, the
+ * enclosing interval's lcp is parent. */
+typedef void (*TupleVisit)(TupleStats *st, int32_t lcp, int32_t parent, uint64_t size);
+
+/* Visit every lcp-interval (lcp >= 1) once: one stack pass. */
+static int tuple_intervals(const int32_t *lcp, int32_t n, TupleStats *st, TupleVisit visit) {
         size_t cap = 64, top = 0;
         Interval *stack = malloc(cap * sizeof(*stack));
-        uint64_t run = 0;
 
         if (!stack)
                 return -ENOMEM;
-        st->v = 0;
-        for (int32_t i = 1; i < n; i++)
-                if (lcp[i] > st->v)
-                        st->v = lcp[i];
-        st->q = calloc((size_t)st->v + 2, sizeof(*st->q));
-        st->pairs = calloc((size_t)st->v + 2, sizeof(*st->pairs));
-        if (!st->q || !st->pairs) {
-                free(stack);
-                return -ENOMEM;
-        }
-
         stack[top++] = (Interval) { .lcp = 0, .left = 0 };
         for (int32_t i = 1; i <= n; i++) {
                 int32_t cur = i < n ? lcp[i] : 0, left = i - 1;
 
                 while (cur < stack[top - 1].lcp) {
                         Interval iv = stack[--top];
-                        int32_t parent = cur > stack[top - 1].lcp ? cur : stack[top - 1].lcp;
-                        uint64_t size = (uint64_t)(i - iv.left);
-                        uint64_t c2 = size * (size - 1) / 2;
 
-                        if (size > st->q[iv.lcp])
-                                st->q[iv.lcp] = size;
-                        /* Unsigned wrap-around cancels in the prefix sum. */
-                        st->pairs[parent + 1] += c2;
-                        st->pairs[iv.lcp + 1] -= c2;
+                        visit(st, iv.lcp, cur > stack[top - 1].lcp ? cur : stack[top - 1].lcp, (uint64_t)(i - iv.left));
                         left = iv.left;
                 }
                 if (cur > stack[top - 1].lcp) {
@@ -121,15 +106,64 @@ static int tuple_scan(const int32_t *lcp, int32_t n, TupleStats *st) {
                 }
         }
         free(stack);
+        return 0;
+}
+
+/* First pass: v, and u - 1 = the longest lcp of an interval of 35 or
+ * more suffixes (a t-tuple occurs 35 times exactly when t is at most
+ * that). */
+static void tuple_visit_bounds(TupleStats *st, int32_t lcp, int32_t parent, uint64_t size) {
+        (void)parent;
+        if (lcp > st->v)
+                st->v = lcp;
+        if (size >= TUPLE_MIN_COUNT && lcp + 1 > st->u)
+                st->u = lcp + 1;
+}
+
+/* Second pass: q over t < u (an interval longer than that counts at
+ * u - 1, where the suffix max carries it down), the pair sums over
+ * t = u..v as a difference array. */
+static void tuple_visit_counts(TupleStats *st, int32_t lcp, int32_t parent, uint64_t size) {
+        const uint64_t c2 = size * (size - 1) / 2;
+        const int32_t at = lcp < st->u ? lcp : st->u - 1, from = parent + 1 > st->u ? parent + 1 : st->u;
+
+        if (at >= 1 && size > st->q[at])
+                st->q[at] = (uint32_t)size;
+        /* Unsigned wrap-around cancels in the prefix sum. */
+        if (from <= lcp) {
+                st->pairs[from - st->u] += c2;
+                st->pairs[lcp + 1 - st->u] -= c2;
+        }
+}
+
+/* Every lcp-interval, twice: the first pass finds u and v, so that the
+ * counts take u + (v - u) entries, where a long repeat (v near the
+ * length of the data) would otherwise need 16 bytes per symbol. */
+static int tuple_scan(const int32_t *lcp, int32_t n, TupleStats *st) {
+        uint64_t run = 0;
+        int r;
+
+        st->v = 0;
+        st->u = 1;
+        r = tuple_intervals(lcp, n, st, tuple_visit_bounds);
+        if (r < 0)
+                return r;
+        st->q = calloc((size_t)st->u, sizeof(*st->q));
+        st->pairs = calloc((size_t)(st->v - st->u) + 2, sizeof(*st->pairs));
+        if (!st->q || !st->pairs)
+                return -ENOMEM;
+        r = tuple_intervals(lcp, n, st, tuple_visit_counts);
+        if (r < 0)
+                return r;
 
         /* A t-tuple inside a longer repeated tuple's interval is counted by
          * the enclosing interval, which is at least as large. */
-        for (int32_t t = st->v - 1; t >= 1; t--)
+        for (int32_t t = st->u - 2; t >= 1; t--)
                 if (st->q[t + 1] > st->q[t])
                         st->q[t] = st->q[t + 1];
-        for (int32_t t = 1; t <= st->v; t++) {
-                run += st->pairs[t];
-                st->pairs[t] = run;
+        for (int32_t t = st->u; t <= st->v; t++) {
+                run += st->pairs[t - st->u];
+                st->pairs[t - st->u] = run;
         }
         return 0;
 }
@@ -223,11 +257,60 @@ fail:
         return -ENOMEM;
 }
 
+/* p(t): the t-th root of the largest t-tuple's share of the windows
+ * (t-tuple) or of the share of window pairs that collide (LRS). */
+static long double tuple_p(const TupleStats *st, size_t n, int32_t t, bool lrs) {
+        long double windows = (long double)(n - (size_t)t + 1);
+
+        if (!lrs)
+                return powl((long double)st->q[t] / windows, 1.0L / t);
+        return powl((long double)st->pairs[t - st->u] / (windows * (windows - 1.0L) / 2.0L), 1.0L / t);
+}
+
+/* Above p(t) for every t in [a, b]: q[t] and pairs[t] fall as t grows and
+ * the windows shrink, so the share is at most the numerator at a over the
+ * denominator at b; and for a share x <= 1, x^(1/t) <= x^(1/b). */
+static long double tuple_p_bound(const TupleStats *st, size_t n, int32_t a, int32_t b, bool lrs) {
+        long double windows = (long double)(n - (size_t)b + 1), x;
+
+        if (!lrs)
+                x = (long double)st->q[a] / windows;
+        else
+                x = (long double)st->pairs[a - st->u] / (windows * (windows - 1.0L) / 2.0L);
+        return x < 1.0L ? powl(x, 1.0L / b) : 1.0L;
+}
+
+#define TUPLE_BLOCK 64
+
+/* The largest p(t), lo <= t <= hi, and not below `floor`: what the loop
+ * over every t gives, to the bit. A long repeat (a stuck or repeating
+ * source) makes hi the length of the data and the loop a million powl()s;
+ * from the longest t down (where a repeat's p(t) is largest), a block
+ * whose bound is clearly below the largest so far cannot hold a larger
+ * one and is skipped. */
+static long double tuple_p_max(const TupleStats *st, size_t n, int32_t lo, int32_t hi, bool lrs, long double floor) {
+        long double p_max = floor;
+
+        for (int32_t b = hi; b >= lo; b -= TUPLE_BLOCK) {
+                const int32_t a = b - lo >= TUPLE_BLOCK ? b - TUPLE_BLOCK + 1 : lo;
+
+                /* The margin is far above powl()'s rounding. */
+                if (a < b && tuple_p_bound(st, n, a, b, lrs) * (1.0L + 1e-12L) < p_max)
+                        continue;
+                for (int32_t t = a; t <= b; t++) {
+                        long double p = tuple_p(st, n, t, lrs);
+
+                        if (p > p_max)
+                                p_max = p;
+                }
+        }
+        return p_max;
+}
+
 int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *ret_lrs, EaSuffix *ret_suffix) {
         int32_t *sa = NULL, *lcp = NULL, u;
         uint8_t *lcp8 = NULL;
         TupleStats st = { 0 };
-        long double p_max;
         double t_tuple = NAN, lrs = NAN;
         int r = -ENOMEM;
 
@@ -245,30 +328,11 @@ int ea_tuple_estimate(const uint8_t *s, size_t n, double *ret_t_tuple, double *r
         if (r < 0)
                 goto out;
 
-        /* u: the first length at which no tuple reaches 35 occurrences. */
-        for (u = 1; u <= st.v && st.q[u] >= TUPLE_MIN_COUNT; u++)
-                ;
-        if (u > 1) {
-                p_max = -1.0L;
-                for (int32_t t = 1; t < u; t++) {
-                        long double p = powl((long double)st.q[t] / (long double)(n - (size_t)t + 1), 1.0L / t);
-
-                        if (p > p_max)
-                                p_max = p;
-                }
-                t_tuple = tuple_entropy(p_max, n);
-        }
-        if (st.v >= u) {
-                p_max = 0.0L;
-                for (int32_t t = u; t <= st.v; t++) {
-                        long double windows = (long double)(n - (size_t)t + 1);
-                        long double p = powl((long double)st.pairs[t] / (windows * (windows - 1.0L) / 2.0L), 1.0L / t);
-
-                        if (p > p_max)
-                                p_max = p;
-                }
-                lrs = tuple_entropy(p_max, n);
-        }
+        u = st.u;
+        if (u > 1)
+                t_tuple = tuple_entropy(tuple_p_max(&st, n, 1, u - 1, false, -1.0L), n);
+        if (st.v >= u)
+                lrs = tuple_entropy(tuple_p_max(&st, n, u, st.v, true, 0.0L), n);
         if (ret_suffix) {
                 *ret_suffix = (EaSuffix) { .sa = sa, .lcp = lcp8, .n = n };
                 sa = NULL;
