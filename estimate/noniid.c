@@ -53,8 +53,10 @@ static int step(EaProgress *p) {
 }
 
 /* Every estimator that applies to symbols s[i] < k; binary ones only for
- * k = 2. h[] keeps NAN where an estimator does not run. */
+ * k = 2. h[] keeps NAN where an estimator does not run. For k > 2 the
+ * t-tuple estimate's suffix array is kept for the context predictors. */
 static int assess_symbols(const uint8_t *s, size_t n, unsigned k, double h[static _EA_MAX], EaProgress *p) {
+        EaSuffix suffix = { 0 };
         int r;
 
         h[EA_MCV] = ea_count_mcv(s, n, k);
@@ -67,22 +69,25 @@ static int assess_symbols(const uint8_t *s, size_t n, unsigned k, double h[stati
                 if (r < 0 || (r = step(p)) < 0)
                         return r;
         }
-        r = ea_tuple_estimate(s, n, &h[EA_T_TUPLE], &h[EA_LRS]);
+        r = ea_tuple_estimate(s, n, &h[EA_T_TUPLE], &h[EA_LRS], k > 2 ? &suffix : NULL);
         if (r < 0 || (r = step(p)) < 0)
-                return r;
+                goto out;
         r = ea_predict_multi_mcw(s, n, k, &h[EA_MULTI_MCW]);
         if (r < 0 || (r = step(p)) < 0)
-                return r;
+                goto out;
         r = ea_predict_lag(s, n, k, &h[EA_LAG]);
         if (r < 0 || (r = step(p)) < 0)
-                return r;
-        r = ea_predict_multi_mmc(s, n, k, &h[EA_MULTI_MMC]);
+                goto out;
+        r = ea_predict_multi_mmc(s, n, k, &suffix, &h[EA_MULTI_MMC]);
         if (r < 0 || (r = step(p)) < 0)
-                return r;
-        r = ea_predict_lz78y(s, n, k, &h[EA_LZ78Y]);
+                goto out;
+        r = ea_predict_lz78y(s, n, k, &suffix, &h[EA_LZ78Y]);
         if (r < 0 || (r = step(p)) < 0)
-                return r;
-        return 0;
+                goto out;
+        r = 0;
+out:
+        ea_suffix_free(&suffix);
+        return r;
 }
 
 /* The smallest estimate that ran, and never above `cap`. */

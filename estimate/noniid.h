@@ -12,8 +12,16 @@
  *
  * The bottom layer: it reads bytes and knows nothing of sources, devices or
  * the daemon; pool/, crng/, cuse/ and daemon/ may use it. Plain data, no
- * secrets. Pure computation: safe to call from any thread, one call per
- * report. */
+ * secrets. Pure computation: no global or static state is written, so
+ * calls on several threads at once are safe (test-exact checks it), one
+ * call per report.
+ * Cost of one call on 8-bit samples (bench-estimate prints it): heap
+ * peak about 46 bytes per sample plus 3 MiB (the bitstring's suffix
+ * array, 32 bytes per sample, and the bitstring, 8), up to about 76 for
+ * data with long repeats; 5 MiB at 65,536 samples, 14 MiB at 262,144,
+ * 47 MiB at 1,000,000. CPU time grows a little faster than the count:
+ * about 0.55 M samples/s on one native core at 65,536 to 1,000,000
+ * samples. */
 #pragma once
 
 #include <stdbool.h>
