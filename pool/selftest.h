@@ -18,7 +18,8 @@
  * them must not be nearly stuck: the earliest samples judged, where a
  * collapse after an open (it fades as the caches warm) shows most; the
  * rows a restart test reads begin after the discarded window. rdseed: SELFTEST_WORDS words, none repeated and none all
- * zeros or all ones. hwrng, kernel and file have none (docs/ENTROPY.md).
+ * zeros or all ones; tpm: the same check on words of its answers. hwrng,
+ * kernel and file have none (docs/ENTROPY.md).
  * Plain data, no secrets: the window is discarded, never credited.
  * Flow: [source open: self-test] -> health -> conditioner -> store. */
 #pragma once
@@ -157,5 +158,5 @@ SelftestReason selftest_samples(const uint8_t *samples, size_t n, SelftestResult
  * and returns its reason. */
 SelftestReason selftest_deltas(const uint64_t *deltas, size_t n, SelftestResult *ret);
 
-/* rdseed: n words, none repeated, none 0 or ~0. */
+/* rdseed and tpm: n words, none repeated, none 0 or ~0. */
 SelftestReason selftest_words(const uint64_t *words, size_t n, SelftestResult *ret);

@@ -5,6 +5,10 @@
  * down). A virtio-rng (rng_current "virtio_rng.N") forwards whatever the host
  * gives it, typically the host's DRBG, so it is worth 0 whatever it claims;
  * an unreadable, malformed or zero quality is worth 0 too (fail closed).
+ * A TPM's RNG ("tpm-rng-N") is worth 0 here as well: it hands out the TPM's
+ * DRBG output, and its rng_quality is the hw_random core's default, not a
+ * claim of its driver; the same bytes are the tpm source's to credit, by
+ * that source's policy, and must not be credited twice (hwrng.h).
  *
  * The device is opened O_NONBLOCK: a blocking read waits until all n bytes
  * came, which at virtio speeds (~10 KB/s) or on a stalled device breaks the
@@ -14,20 +18,18 @@
  * and short reads are never retried here, the collector backs off.
  * Flow: [source] -> health -> conditioner -> store. */
 #include "source.h"
-#include "util/cleanup.h"
+#include "hwrng.h"
 #include "util/time-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HWRNG_PATH "/dev/hwrng"
-#define HWRNG_SYSFS "/sys/class/misc/hw_random"
 #define HWRNG_POLL_USEC USEC_PER_SEC
 #define HWRNG_QUALITY_MAX 1024U
 
@@ -36,33 +38,15 @@ typedef struct Hwrng {
         uint32_t max_credit;
 } Hwrng;
 
-/* Reads a small sysfs attribute, newline stripped. */
-static int read_attr(const char *dir, const char *name, char *ret, size_t size) {
-        char path[PATH_MAX];
-        _cleanup_close_ int fd = -1;
-        ssize_t r;
-
-        if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int) sizeof(path))
-                return -ENAMETOOLONG;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = read(fd, ret, size - 1);
-        if (r < 0)
-                return -errno;
-        ret[r] = '\0';
-        ret[strcspn(ret, "\n")] = '\0';
-        return 0;
-}
-
 static uint32_t hwrng_credit_from_sysfs(const char *dir) {
         char buf[64];
         char *end;
         unsigned long q;
 
-        if (read_attr(dir, "rng_current", buf, sizeof(buf)) == 0 && strncmp(buf, "virtio", 6) == 0)
+        if (hwrng_read_attr(dir, "rng_current", buf, sizeof(buf)) == 0 &&
+            (strncmp(buf, "virtio", 6) == 0 || hwrng_name_tpm_index(buf) >= 0))
                 return 0;
-        if (read_attr(dir, "rng_quality", buf, sizeof(buf)) < 0)
+        if (hwrng_read_attr(dir, "rng_quality", buf, sizeof(buf)) < 0)
                 return 0;
         errno = 0;
         q = strtoul(buf, &end, 10);
@@ -73,13 +57,13 @@ static uint32_t hwrng_credit_from_sysfs(const char *dir) {
 
 static int hwrng_open(const SourceParams *p, void **ret_state) {
         const char *path = p && p->path ? p->path : HWRNG_PATH;
-        const char *sysfs = p && p->sysfs_dir ? p->sysfs_dir : HWRNG_SYSFS;
+        const char *sysfs = p && p->sysfs_dir ? p->sysfs_dir : HWRNG_SYSFS_DIR;
         char current[64];
         Hwrng *h;
         int fd;
 
         /* "none": the device node exists but no driver is behind it. */
-        if (read_attr(sysfs, "rng_current", current, sizeof(current)) == 0 && strcmp(current, "none") == 0)
+        if (hwrng_read_attr(sysfs, "rng_current", current, sizeof(current)) == 0 && strcmp(current, "none") == 0)
                 return -ENODEV;
 
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

@@ -4,7 +4,7 @@
  * conditioner see. Each instance belongs to one thread (its collector, or an
  * export). Sources never spin: a failing device makes read() return -errno and
  * the caller backs off. No source logs; errors go up as -errno.
- * jitter and rdseed run a self-test (selftest.h) at every open, before any
+ * jitter, rdseed and tpm run a self-test (selftest.h) at every open, before any
  * sample is handed out; a failed one is -EDOM from open(), with what it
  * measured in SourceParams.selftest.
  *
@@ -41,7 +41,10 @@
 /* What a source is opened with: the settings of its own (the keys of its
  * row point into here), and what tests inject. */
 typedef struct SourceParams {
-        const char *path;          /* hwrng: device (NULL: /dev/hwrng); file: required */
+        const char *path;          /* hwrng: device (NULL: /dev/hwrng); file: required;
+                                    * tpm: device (NULL: /dev/tpmrm0) */
+        const char *tcti;          /* tpm: a TCTI configuration in place of path
+                                    * ("swtpm:path=/run/swtpm.sock"); NULL: "device:PATH" */
         const char *sysfs_dir;     /* hwrng: NULL = /sys/class/misc/hw_random (tests point elsewhere) */
         bool loop;                 /* file: start over at the end (else -ENODATA there) */
         uint64_t rate;             /* file: samples per second, 0 = unlimited */

@@ -6,9 +6,11 @@
 #   scripts/deps.sh --all      also the fuzz, sanitizer and packaging tools
 set -eu
 
+# libtss2-dev: the tpm source (TSS2 SAPI + TCTI loader); swtpm and its TCTI:
+# a software TPM 2.0 for the tpm source's unit tests and the vm suite's guest.
 pkgs="meson ninja-build pkg-config gcc libc6-dev libsodium-dev libfuse3-dev
 libsystemd-dev libinih-dev libjson-c-dev libcmocka-dev libdivsufsort-dev libarchive-dev python3 python3-prometheus-client
-libssl-dev openssl"
+libssl-dev openssl libtss2-dev swtpm libtss2-tcti-swtpm0"
 case "${1:-}" in
 --vm) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc" ;;
 --all) pkgs="$pkgs qemu-system-x86 busybox-static kmod cpio rng-tools5 debootstrap e2fsprogs bc

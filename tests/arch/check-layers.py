@@ -56,6 +56,8 @@ LAYERS = {
 SYSTEM_LIBS = {
     "libsystemd": (("sd_",), ("daemon", "daemon/watch", "daemon/control")),
     "libfuse3": (("fuse_", "cuse_"), ("cuse", "daemon")),
+    # The TPM2 Software Stack: the tpm source's alone (pool/source-tpm.c).
+    "libtss2": (("Tss2_",), ("pool",)),
 }
 
 NOT_JUDGED = ("tests/", "bench/")

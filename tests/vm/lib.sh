@@ -16,6 +16,17 @@
 #   vm_boot KERNEL INITRD LOG TIMEOUT APPEND [QEMU ARG...]
 #                                     boots, writes the timestamped console to
 #                                     LOG, returns QEMU's status (124: timeout)
+#   vm_swtpm_start DIR                a software TPM 2.0 (swtpm, Debian's) for
+#                                     one guest: state, control socket, log and
+#                                     pid in DIR; fresh state each time
+#   vm_swtpm_stop DIR                 kills it (SIGKILL: also how a check makes
+#                                     the guest's TPM disappear)
+#   vm_tpm_qemu_args DIR              QEMU's arguments for that TPM, one a
+#                                     line: a TIS device, so the guest has
+#                                     /dev/tpm0, /dev/tpmrm0 and the hwrng
+#                                     tpm-rng-0 (Debian's kernel has tpm,
+#                                     tpm_tis and rng-core built in); read
+#                                     them with mapfile -t
 #
 # Environment: TRUERANDOM_VM_ACCEL=tcg|kvm (default: kvm only where the host
 # CPU offers VT-x/AMD-V and /dev/kvm is usable, else tcg), VM_SMP (1), VM_MEM
@@ -198,4 +209,35 @@ vm_boot() {
         done
         rc=${PIPESTATUS[0]}
         return "$rc"
+}
+
+# QEMU talks to swtpm over its control socket only (the TPM commands go
+# over a socketpair QEMU hands it there). The guest's firmware sends
+# TPM2_Startup, as a PC's would.
+vm_swtpm_start() {
+        local dir=$1 i
+
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        swtpm socket --tpm2 --tpmstate dir="$dir" --ctrl type=unixio,path="$dir/swtpm.ctrl" \
+                --log file="$dir/swtpm.log" --pid file="$dir/swtpm.pid" --daemon
+        for i in $(seq 100); do
+                [ -S "$dir/swtpm.ctrl" ] && [ -s "$dir/swtpm.pid" ] && return 0
+                sleep 0.1
+        done
+        vm_log "swtpm did not come up in 10 s (log: $dir/swtpm.log)"
+        return 1
+}
+
+vm_swtpm_stop() {
+        local pid
+
+        pid=$(cat "$1/swtpm.pid" 2>/dev/null) || return 0
+        kill -KILL "$pid" 2>/dev/null || true
+        rm -f "$1/swtpm.pid"
+}
+
+vm_tpm_qemu_args() {
+        printf '%s\n' -chardev "socket,id=chrtpm,path=$1/swtpm.ctrl" \
+                -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0
 }

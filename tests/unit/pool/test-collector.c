@@ -985,7 +985,7 @@ static void test_hwrng_errors_step(void **state) {
         Store *s;
         Hw h;
 
-        hw_setup(&h, "tpm-rng-0\n");
+        hw_setup(&h, "intel-rng\n");
         assert_int_equal(store_new(8, 4, &s), 0);
         assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
         assert_true(collector_step(c, 100) == 100);
@@ -1022,7 +1022,7 @@ static void test_hwrng_errors_back_off(void **state) {
         Store *s;
         Hw h;
 
-        hw_setup(&h, "tpm-rng-0\n");
+        hw_setup(&h, "intel-rng\n");
         assert_int_equal(store_new(8, 4, &s), 0);
         assert_int_equal(collector_new(&source_hwrng, &h.p, 1000, 1, s, NULL, NULL, &c), 0);
 

@@ -3,7 +3,8 @@
  * asks for the right amount of sleep, jitter's clock step is divided out,
  * RDSEED exists exactly when CPUID says so and its retries are bounded, the
  * kernel source is never credited, and /dev/hwrng errors come straight up
- * (one device read per call, no retry loop) while its credit follows sysfs.
+ * (one device read per call, no retry loop) while its credit follows sysfs
+ * (nothing for a virtio-rng or a TPM's RNG).
  * Faults are injected by wrapping read(), poll() and clock_nanosleep(). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -701,22 +702,27 @@ static uint32_t hw_credit(const char *current, const char *quality) {
 }
 
 static void test_hwrng_quality(void **state) {
-        assert_int_equal(hw_credit("tpm-rng-0\n", "1024\n"), 8000);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "512\n"), 4000);
+        assert_int_equal(hw_credit("intel-rng\n", "1024\n"), 8000);
+        assert_int_equal(hw_credit("intel-rng\n", "512\n"), 4000);
         /* 1000 * 8000 / 1024 = 7812.5: rounded down, never up. */
-        assert_int_equal(hw_credit("tpm-rng-0\n", "1000\n"), 7812);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "1\n"), 7);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "0\n"), 0);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "abc\n"), 0);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "-5\n"), 0);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "1025\n"), 0);
-        assert_int_equal(hw_credit("tpm-rng-0\n", "12x\n"), 0);
-        assert_int_equal(hw_credit("tpm-rng-0\n", ""), 0);
-        assert_int_equal(hw_credit("tpm-rng-0\n", NULL), 0);
+        assert_int_equal(hw_credit("intel-rng\n", "1000\n"), 7812);
+        assert_int_equal(hw_credit("intel-rng\n", "1\n"), 7);
+        assert_int_equal(hw_credit("intel-rng\n", "0\n"), 0);
+        assert_int_equal(hw_credit("intel-rng\n", "abc\n"), 0);
+        assert_int_equal(hw_credit("intel-rng\n", "-5\n"), 0);
+        assert_int_equal(hw_credit("intel-rng\n", "1025\n"), 0);
+        assert_int_equal(hw_credit("intel-rng\n", "12x\n"), 0);
+        assert_int_equal(hw_credit("intel-rng\n", ""), 0);
+        assert_int_equal(hw_credit("intel-rng\n", NULL), 0);
         /* No rng_current at all: the quality alone decides. */
         assert_int_equal(hw_credit(NULL, "256"), 2000);
         /* A virtio-rng forwards the host: worth nothing whatever it claims. */
         assert_int_equal(hw_credit("virtio_rng.0\n", "1024\n"), 0);
+        /* A TPM's RNG is the tpm source's to credit, never /dev/hwrng's:
+         * its 1024 is the hw_random core's default, not its driver's claim. */
+        assert_int_equal(hw_credit("tpm-rng-0\n", "1024\n"), 0);
+        assert_int_equal(hw_credit("tpm-rng-12\n", "512\n"), 0);
+        assert_int_equal(hw_credit("tpm-rng-\n", "1024\n"), 8000);
 }
 
 static void test_hwrng_absent(void **state) {
@@ -727,7 +733,7 @@ static void test_hwrng_absent(void **state) {
         assert_int_equal(source_hwrng.open(&h.p, &s), -ENODEV);
         remove_tree(h.dir);
 
-        hw_setup(&h, "tpm-rng-0\n", "1024\n");
+        hw_setup(&h, "intel-rng\n", "1024\n");
         strcat(h.dev, ".absent");
         assert_int_equal(source_hwrng.open(&h.p, &s), -ENODEV);
         remove_tree(h.dir);
@@ -748,7 +754,7 @@ static void test_hwrng_faults(void **state) {
         Hw h;
         void *s;
 
-        hw_setup(&h, "tpm-rng-0\n", "1024\n");
+        hw_setup(&h, "intel-rng\n", "1024\n");
         fill_seeded(data, sizeof(data), 1234);
         assert_int_equal(source_hwrng.open(&h.p, &s), 0);
 
