@@ -25,9 +25,9 @@ ctl=$build/ctl/truerandomctl
 client=$build/tests/vm/trclient
 work=$build/vm-suite
 log=$work/console.log
-checks="0-auto 1-node 2-fips 3-blocking 4-dropin 5-kill9 6-health 7-fair 8-ctl-raw 9-ctl-restart 10-ctl-json
-        11-ctl-perm 12-starve 13-killed 14-idle-open 15-fds 16-nocuse 17-srcfault 18-storm 19-longread
-        20-groupgate 21-quota 22-userns 23-nonroot"
+# Every check file's name, as its run_check line gives it: a check that
+# never reports is missing, not passed.
+checks=$(sed -n 's/^run_check \([^ ]*\) .*/\1/p' "$here"/checks/*.sh)
 
 for b in "$daemon" "$ctl"; do
         [ -x "$b" ] || { echo "vm: $b is not built (meson compile -C $build)" >&2; exit 1; }
@@ -55,6 +55,8 @@ vm_initramfs_add "$root" "$client" /usr/bin/trclient
 vm_initramfs_add "$root" "$(command -v rngtest)" /usr/bin/rngtest
 vm_initramfs_add "$root" "$here/undropped-threads" /usr/bin/undropped-threads
 install -m 755 "$here/guest-init.sh" "$root/init"
+mkdir -p "$root/checks"
+install -m 644 "$here"/checks/*.sh "$root/checks/"
 vm_initramfs_pack "$root" "$work/initramfs.cpio"
 
 append=rdinit=/init
