@@ -9,8 +9,11 @@
  * writes the usage from the tables: the verbs from this one, the sources
  * from pool's. Every failure is one line on stderr and a documented exit
  * code (truerandomctl(1)).
- * Adding a verb: its file verb-NAME.c (the function and its option
- * table, declared in verb.h), a row below, the file in meson.build. */
+ * Every control command without a row below is a verb too, served from
+ * its row of proto's table by verb-command.c: a new control command needs
+ * nothing here. A verb of its own (its own options, its own output) is a
+ * file verb-NAME.c (the function and its option table, declared in
+ * verb.h), a row below, the file in meson.build. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +23,14 @@
 #include "client.h"
 #include "config-build.h"
 #include "config/config.h"
+#include "proto/ctlcommand.h"
 #include "proto/ctlproto.h"
 #include "util/cleanup.h"
 #include "verb.h"
 
 typedef struct Verb {
         const char *name;
+        const CtlCommand *command;          /* served by verb_command(); NULL: by run */
         unsigned min_sources, max_sources;  /* SOURCE arguments after it */
         bool root;                          /* the daemon serves it to root only */
         int (*run)(int argc, char *argv[], const CtlContext *ctx);
@@ -36,18 +41,70 @@ typedef struct Verb {
         } usage[2];
 } Verb;
 
-static const Verb verbs[] = {
-        { "status", 0, 0, false, verb_status, verb_status_options,
+static const Verb own_verbs[] = {
+        { "status", NULL, 0, 0, false, verb_status, verb_status_options,
           { { "[--json|--format=F]",
               "sources, store, devices, CRNG; exit 0 serving,\n1 degraded, 2 not serving, 3 unreachable" } } },
-        { "raw", 1, 1, true, verb_raw, verb_raw_options,
+        { "raw", NULL, 1, 1, true, verb_raw, verb_raw_options,
           { { "SOURCE [--samples N] [--restart] [-o FILE] [--direct]", "raw 8-bit samples for SP 800-90B tools" } } },
-        { "assess", 0, 1, false, verb_assess, verb_assess_options,
+        { "assess", NULL, 0, 1, false, verb_assess, verb_assess_options,
           { { "SOURCE [--samples N] [--restart] [--json] [--direct]",
               "the SP 800-90B non-IID estimators on a capture" },
             { "--file FILE [--bits B] [--json]", "the same on a capture file, no daemon needed" } } },
-        { "reseed", 0, 0, true, verb_reseed, verb_reseed_options, { { "", "reseed the CRNG now" } } },
 };
+
+/* own_verbs, then every control command that has none of them: filled by
+ * verbs_init() from proto's table. */
+#define VERBS_MAX 32U
+#define COMMAND_OPTIONS_MAX (CTL_COMMAND_ARGS_MAX + 8U)
+static Verb verbs_all[VERBS_MAX];
+static size_t n_verbs;
+static struct option command_options[VERBS_MAX][COMMAND_OPTIONS_MAX];
+static char command_synopsis[VERBS_MAX][96];
+
+static bool own_verb(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(own_verbs); i++)
+                if (strcmp(own_verbs[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+/* "SOURCE [--samples N]": a command's arguments as its verb takes them. */
+static const char *command_usage(const CtlCommand *c, char *buf, size_t size) {
+        size_t k = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && c->args[i].arg && k < size; i++) {
+                const CtlArg *a = c->args[i].arg;
+                bool opt = !c->args[i].required;
+
+                k += (size_t) snprintf(buf + k, size - k, "%s%s%s%s%s", k ? " " : "", opt ? "[" : "",
+                                       a->kind == CTL_ARG_NAME ? "" : "--", a->kind == CTL_ARG_NAME ? "SOURCE" : a->key,
+                                       a->kind == CTL_ARG_NAME ? (opt ? "]" : "") : (opt ? " N]" : " N"));
+        }
+        return buf;
+}
+
+static void verbs_init(void) {
+        for (size_t i = 0; i < ELEMENTSOF(own_verbs); i++)
+                verbs_all[n_verbs++] = own_verbs[i];
+        for (const CtlCommand *c = ctl_commands; c->name && n_verbs < VERBS_MAX; c++) {
+                size_t k = n_verbs;
+
+                if (own_verb(c->name))
+                        continue;
+                verb_command_options(c, command_options[k], COMMAND_OPTIONS_MAX);
+                verbs_all[n_verbs++] = (Verb){
+                        .name = c->name, .command = c, .max_sources = verb_command_words(c),
+                        .root = c->root, .run = verb_command, .options = command_options[k],
+                        .usage = { { command_usage(c, command_synopsis[k], sizeof(command_synopsis[k])),
+                                     c->help ? c->help : "" } },
+                };
+                for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && c->args[i].arg; i++)
+                        if (c->args[i].required && c->args[i].arg->kind == CTL_ARG_NAME)
+                                verbs_all[k].min_sources++;
+        }
+}
 
 /* ---- usage, from the tables ------------------------------------------------------ */
 
@@ -55,9 +112,9 @@ static const Verb verbs[] = {
 static const char *verb_names(char *buf, size_t size) {
         size_t k = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(verbs) && k < size; i++)
-                k += (size_t) snprintf(buf + k, size - k, "%s%s", i == 0 ? "" : i + 1 < ELEMENTSOF(verbs) ? ", " : " or ",
-                                       verbs[i].name);
+        for (size_t i = 0; i < n_verbs && k < size; i++)
+                k += (size_t) snprintf(buf + k, size - k, "%s%s", i == 0 ? "" : i + 1 < n_verbs ? ", " : " or ",
+                                       verbs_all[i].name);
         return buf;
 }
 
@@ -90,8 +147,8 @@ static void usage(FILE *f) {
         fprintf(f, "Usage: truerandomctl [OPTIONS] COMMAND [ARGUMENTS]\n"
                    "Query and control truerandomd; capture and assess its noise sources.\n\n"
                    "Commands:\n");
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                usage_verb(f, &verbs[i]);
+        for (size_t i = 0; i < n_verbs; i++)
+                usage_verb(f, &verbs_all[i]);
         fprintf(f,
                 "SOURCE is one of %s (as enabled in the configuration).\n\n"
                 "Options:\n"
@@ -117,9 +174,9 @@ static void usage(FILE *f) {
 /* ---- finding the verb --------------------------------------------------------------- */
 
 static const Verb *verb_lookup(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (strcmp(verbs[i].name, name) == 0)
-                        return &verbs[i];
+        for (size_t i = 0; i < n_verbs; i++)
+                if (strcmp(verbs_all[i].name, name) == 0)
+                        return &verbs_all[i];
         return NULL;
 }
 
@@ -136,12 +193,12 @@ static struct option *all_options(void) {
         size_t n = 0, k = 0;
         struct option *all;
 
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                for (const struct option *o = verbs[i].options; o->name; o++)
+        for (size_t i = 0; i < n_verbs; i++)
+                for (const struct option *o = verbs_all[i].options; o->name; o++)
                         n++;
         all = calloc(n + 1, sizeof(*all));
-        for (size_t i = 0; all && i < ELEMENTSOF(verbs); i++)
-                for (const struct option *o = verbs[i].options; o->name; o++) {
+        for (size_t i = 0; all && i < n_verbs; i++)
+                for (const struct option *o = verbs_all[i].options; o->name; o++) {
                         bool seen = false;
                         for (size_t j = 0; j < k; j++)
                                 seen = seen || strcmp(all[j].name, o->name) == 0;
@@ -156,12 +213,12 @@ static int misplaced(const char *option) {
         char where[128] = "";
         size_t k = 0, n = 0, total = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                total += verb_takes(&verbs[i], option);
-        for (size_t i = 0; i < ELEMENTSOF(verbs) && k < sizeof(where); i++)
-                if (verb_takes(&verbs[i], option))
+        for (size_t i = 0; i < n_verbs; i++)
+                total += verb_takes(&verbs_all[i], option);
+        for (size_t i = 0; i < n_verbs && k < sizeof(where); i++)
+                if (verb_takes(&verbs_all[i], option))
                         k += (size_t) snprintf(where + k, sizeof(where) - k, "%s%s",
-                                               n++ == 0 ? "" : n < total ? ", " : " and ", verbs[i].name);
+                                               n++ == 0 ? "" : n < total ? ", " : " and ", verbs_all[i].name);
         return ctl_fail(EXIT_USAGE, "--%s applies to %s only", option, where);
 }
 
@@ -213,6 +270,7 @@ int main(int argc, char *argv[]) {
 
         if (!given)
                 return ctl_fail(EXIT_FAILED, "out of memory");
+        verbs_init();
         code = parse_global(argc, argv, &ctx, given);
         if (code != EXIT_OK)
                 return code;
@@ -232,6 +290,7 @@ int main(int argc, char *argv[]) {
         if (n > verb->max_sources)
                 return ctl_fail(EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1 + verb->max_sources]);
         /* The verb parses argv again, its own options only. */
+        ctx.command = verb->command;
         optind = 0;
         return verb->run(argc, argv, &ctx);
 }

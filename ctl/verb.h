@@ -13,12 +13,14 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* What the global options say. */
 typedef struct CtlContext {
         const char *socket;   /* --socket; NULL: the configuration's */
         const char *config;   /* --config; NULL: the default file */
+        const struct CtlCommand *command; /* verb_command(): the command it serves */
 } CtlContext;
 
 /* Long options without a letter take values from here up; each verb
@@ -55,5 +57,12 @@ extern const struct option verb_raw_options[];
 int verb_raw(int argc, char *argv[], const CtlContext *ctx);
 extern const struct option verb_assess_options[];
 int verb_assess(int argc, char *argv[], const CtlContext *ctx);
-extern const struct option verb_reseed_options[];
-int verb_reseed(int argc, char *argv[], const CtlContext *ctx);
+/* verb-command.c: any control command without a verb of its own, served
+ * from its row of proto's table (ctx->command). */
+struct CtlCommand;
+int verb_command(int argc, char *argv[], const CtlContext *ctx);
+/* Its options (a --key N per number argument, then the global ones, then
+ * the NULL row) into out[max]; returns how many were written. */
+size_t verb_command_options(const struct CtlCommand *c, struct option *out, size_t max);
+/* How many words (name arguments) may follow it. */
+unsigned verb_command_words(const struct CtlCommand *c);

@@ -136,6 +136,13 @@ int daemon_loop_start(Daemon *d);
  * hub's RNDRESEEDCRNG too) set the store's demand and the seed-due timer. */
 void daemon_update_demand(void *userdata);
 
+/* commands.c */
+/* ControlCallbacks.command: the commands the daemon answers itself, one
+ * row each (reseed, ...). */
+int daemon_command(void *userdata, const CtlRequest *req, char **ret_payload, char *text, size_t text_size);
+/* Whether name has a row here. */
+bool daemon_command_served(const char *name);
+
 /* status.c */
 /* The status as one moment: the collectors' stats read now (without
  * acting on them) and whether /dev/truerandom serves judged on those. */

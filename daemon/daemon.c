@@ -54,17 +54,6 @@ static int control_status(void *userdata, char **ret_json) {
         return daemon_status_json(userdata, ret_json);
 }
 
-static int control_reseed(void *userdata) {
-        Daemon *d = userdata;
-        int r;
-
-        r = daemon_reseed(d, SEED_TRIGGER_CONTROL);
-        if (r < 0)
-                return r;
-        log_info("CRNG reseed requested over the control socket");
-        return 0;
-}
-
 /* An export needs the source enabled, not credited: an operator measures
  * before crediting. The kernel source is getrandom(): nothing raw to see. */
 static int control_raw_source(void *userdata, const char *name, const SourceOps **ret_ops,
@@ -182,7 +171,7 @@ static int setup_control(Daemon *d) {
 
         r = control_new(d->event, d->config.socket_path,
                         &(ControlCallbacks){ .status_json = control_status,
-                                             .reseed = control_reseed,
+                                             .command = daemon_command,
                                              .raw_source = control_raw_source,
                                              .userdata = d,
                                              .proc_root = d->hooks.proc_root },

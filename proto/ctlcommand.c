@@ -23,12 +23,13 @@ const CtlArg ctl_args[] = {
 };
 
 const CtlCommand ctl_commands[] = {
-        { .name = "status" },
-        { .name = "reseed", .root = true },
+        { .name = "status", .help = "sources, store, devices, CRNG" },
+        { .name = "reseed", .root = true, .help = "reseed the CRNG now" },
         /* A raw export of R rows opens the source afresh for each row. */
         { .name = "raw", .root = true,
           .args = { { .arg = &ctl_args[ARG_SOURCE], .required = true }, { .arg = &ctl_args[ARG_SAMPLES] },
-                    { .arg = &ctl_args[ARG_ROWS] } } },
+                    { .arg = &ctl_args[ARG_ROWS] } },
+          .help = "raw 8-bit samples for SP 800-90B tools" },
         { .name = NULL },
 };
 

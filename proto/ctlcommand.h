@@ -5,7 +5,8 @@
  * handler by its name (daemon/control/commands.c); truerandomctl's verbs
  * name the command they send (ctl/verb-*.c).
  *
- * Adding a command is a row here, a handler there, a verb in ctl/. An
+ * Adding a command is a row here and a row and a function in the daemon
+ * (daemon/commands.c); truerandomctl serves it from this row. An
  * argument is a row of ctlcommand.c's argument table, stored in the
  * CtlRequest field it names (a new kind of value needs a field there).
  * Pure data, no I/O.
@@ -40,6 +41,11 @@ typedef struct CtlCommand {
         const char *name;
         bool root;                                  /* truerandomd serves it to uid 0 only */
         CtlCommandArg args[CTL_COMMAND_ARGS_MAX];   /* in wire order, the rest { NULL } */
+        /* truerandomctl's line of help for it. A command truerandomctl has
+         * no verb of its own for is served from this row alone: a name
+         * argument is given as a word, a number as --key N, and an "ok"
+         * reply's payload is printed (ctl/verb-command.c). */
+        const char *help;
 } CtlCommand;
 
 /* Every command, ended by a row whose name is NULL. */

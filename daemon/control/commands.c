@@ -41,18 +41,22 @@ static void handle_status(const ControlCallbacks *cb, const Exports *exports, co
         *ret = (ControlAnswer){ .kind = CONTROL_ANSWER_OK, .payload = json };
 }
 
-static void handle_reseed(const ControlCallbacks *cb, const Exports *exports, const CtlRequest *req,
+/* Any other command: the daemon answers (ControlCallbacks.command). */
+static void handle_daemon(const ControlCallbacks *cb, const Exports *exports, const CtlRequest *req,
                           ControlAnswer *ret) {
-        char eb[128];
+        char text[CTL_ERROR_TEXT_MAX] = "", eb[128];
+        char *payload = NULL;
         int r;
 
-        r = cb->reseed ? cb->reseed(cb->userdata) : -EOPNOTSUPP;
-        if (r == -ENODATA)
-                answer_error(ret, CTL_ERROR_NO_DATA, "the CRNG is not seeded yet");
-        else if (r < 0)
-                answer_error(ret, ctl_error_from_errno(r), "reseed: %s", control_errno_text(r, eb, sizeof(eb)));
-        else
-                *ret = (ControlAnswer){ .kind = CONTROL_ANSWER_OK };
+        r = cb->command ? cb->command(cb->userdata, req, &payload, text, sizeof(text)) : -EOPNOTSUPP;
+        if (r >= 0) {
+                *ret = (ControlAnswer){ .kind = CONTROL_ANSWER_OK, .payload = payload };
+                return;
+        }
+        free(payload);
+        if (!text[0])
+                snprintf(text, sizeof(text), "%s: %s", req->command->name, control_errno_text(r, eb, sizeof(eb)));
+        answer_error(ret, ctl_error_from_errno(r), "%s", text);
 }
 
 static void handle_raw(const ControlCallbacks *cb, const Exports *exports, const CtlRequest *req,
@@ -84,14 +88,17 @@ static void handle_raw(const ControlCallbacks *cb, const Exports *exports, const
 
 const ControlHandler control_handlers[] = {
         { "status", handle_status },
-        { "reseed", handle_reseed },
         { "raw", handle_raw },
         { NULL, NULL },
 };
 
 const ControlHandler *control_handler_lookup(const CtlCommand *command) {
+        static const ControlHandler daemon_handler = { NULL, handle_daemon };
+
+        if (!command)
+                return NULL;
         for (const ControlHandler *h = control_handlers; h->command; h++)
-                if (command && strcmp(h->command, command->name) == 0)
+                if (strcmp(h->command, command->name) == 0)
                         return h;
-        return NULL;
+        return &daemon_handler;
 }

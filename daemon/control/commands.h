@@ -6,8 +6,11 @@
  * a raw export (export.h). Root-only commands (their proto row says so)
  * are refused before their handler runs, so a handler never needs to ask.
  * What the daemon itself knows comes through ControlCallbacks (control.h).
- * Adding a command: a row and a function here, with the row in proto/ and
- * the verb in ctl/.
+ * Only commands the socket serves itself have a row here (status, raw:
+ * a raw export streams on the connection); every other command goes to
+ * the daemon's own table (daemon/commands.c) through
+ * ControlCallbacks.command, so adding a command is a row in proto/ and a
+ * row and a function in daemon/commands.c.
  * Flow: control -> [commands] -> callbacks into the daemon. */
 #pragma once
 
@@ -42,5 +45,6 @@ typedef struct ControlHandler {
 /* One row per command, ended by a row whose command is NULL. */
 extern const ControlHandler control_handlers[];
 
-/* The handler of command, or NULL (a command this daemon does not serve). */
+/* The handler of command: its row here, else the one that asks the
+ * daemon (ControlCallbacks.command); NULL for no command. */
 const ControlHandler *control_handler_lookup(const CtlCommand *command);

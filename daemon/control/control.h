@@ -28,6 +28,7 @@
 #include <systemd/sd-event.h>
 
 #include "pool/source.h"
+#include "proto/ctlproto.h"
 #include "util/time-util.h"
 
 #define CONTROL_DEADLINE_USEC (5U * USEC_PER_SEC)
@@ -49,9 +50,13 @@ typedef struct Control Control;
 typedef struct ControlCallbacks {
         /* Status as one JSON object (schema in truerandomctl(1)); malloc'd. */
         int (*status_json)(void *userdata, char **ret_json);
-        /* Reseed the CRNG now (control.c has checked privilege). -ENODATA
-         * when it cannot (not seeded yet). */
-        int (*reseed)(void *userdata);
+        /* Every command with no handler of the socket's own (commands.c:
+         * status and raw are the socket's): the daemon's answer to req,
+         * whose root-only row control.c has already enforced. 0 with
+         * *ret_payload malloc'd (or left NULL: a bare "ok"); or -errno with
+         * text (text_size bytes) saying why, the reply's code following the
+         * errno (ctl_error_from_errno()). */
+        int (*command)(void *userdata, const CtlRequest *req, char **ret_payload, char *text, size_t text_size);
         /* The configured parameters of a source for a raw export: -ENOENT
          * unknown name, -ENODEV not enabled. The strings in *ret_params are
          * borrowed only until the call returns (control copies them). */

@@ -181,9 +181,12 @@ static int stub_status(void *userdata, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-static int stub_reseed(void *userdata) {
+/* The daemon's commands (ControlCallbacks.command): reseed, counted. */
+static int stub_command(void *userdata, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
         Env *e = userdata;
 
+        if (strcmp(req->command->name, "reseed") != 0)
+                return -EOPNOTSUPP;
         if (e->reseed_result < 0)
                 return e->reseed_result;
         e->reseeds++;
@@ -226,7 +229,7 @@ static void write_file(const char *path, const uint8_t *data, size_t n) {
 
 static int setup(void **state) {
         Env *e = calloc(1, sizeof(*e));
-        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, NULL, NULL };
+        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, NULL, NULL };
         uint64_t x = 0x243f6a8885a308d3ULL;
 
         assert_non_null(e);
@@ -372,7 +375,7 @@ static void test_status_anyone(void **state) {
 
 static void test_socket(void **state) {
         Env *e = *state;
-        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e, fakeproc_root(fake_proc) };
+        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, e, fakeproc_root(fake_proc) };
         Control *second = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct stat st;
@@ -403,7 +406,7 @@ static void test_socket(void **state) {
  * serve on a path that is not its socket. */
 static void test_socket_swapped_for_link(void **state) {
         Env *e = *state;
-        ControlCallbacks cb = { stub_status, stub_reseed, stub_raw_source, e, fakeproc_root(fake_proc) };
+        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, e, fakeproc_root(fake_proc) };
         char victim[160];
         struct stat st;
 
@@ -858,17 +861,15 @@ static void test_exports_do_not_block(void **state) {
         close(fds[1]);
 }
 
-/* Every command of the protocol's table has its handler here, and every
- * handler a command there: a row added on one side only shows. */
+/* Every command of the protocol's table has a handler: the socket's own
+ * row, or the one that asks the daemon; and every row here is a command
+ * there. (That the daemon's table covers the rest is test-commands'.) */
 static void test_every_command_served(void **state) {
-        size_t commands = 0, handlers = 0;
-
-        for (const CtlCommand *c = ctl_commands; c->name; c++, commands++)
+        for (const CtlCommand *c = ctl_commands; c->name; c++)
                 if (!control_handler_lookup(c))
                         fail_msg("command %s has no handler", c->name);
-        for (const ControlHandler *h = control_handlers; h->command; h++, handlers++)
+        for (const ControlHandler *h = control_handlers; h->command; h++)
                 assert_non_null(ctl_command_from_string(h->command));
-        assert_int_equal(commands, handlers);
         assert_null(control_handler_lookup(NULL));
 }
 

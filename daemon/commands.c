@@ -1,0 +1,55 @@
+/* commands.c - what the daemon answers to the control commands the socket
+ * does not serve itself (daemon/control/commands.h keeps status and raw):
+ * one row per command of proto/ctlcommand.c, with its function. A
+ * function runs on the loop thread with the request already checked
+ * against its row (arguments in their bounds, root-only commands from
+ * root only); it answers 0 with an optional payload, or -errno with the
+ * words the error reply carries.
+ * Adding a command: its row in proto/ctlcommand.c (name, arguments, who
+ * may, the help truerandomctl shows), and its row and function here;
+ * truerandomctl serves it without a line of its own.
+ * Flow: control socket -> [commands] -> the loop's parts. */
+#include "daemon-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+typedef struct DaemonCommand {
+        const char *name;
+        int (*run)(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size);
+} DaemonCommand;
+
+static int command_reseed(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
+        int r = daemon_reseed(d, SEED_TRIGGER_CONTROL);
+
+        if (r == -ENODATA) {
+                snprintf(text, text_size, "the CRNG is not seeded yet");
+                return r;
+        }
+        if (r < 0)
+                return r;
+        log_info("CRNG reseed requested over the control socket");
+        return 0;
+}
+
+static const DaemonCommand commands[] = {
+        { "reseed", command_reseed },
+};
+
+bool daemon_command_served(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(commands[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+int daemon_command(void *userdata, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(commands[i].name, req->command->name) == 0)
+                        return commands[i].run(userdata, req, ret_payload, text, text_size);
+        snprintf(text, text_size, "%s is not served here", req->command->name);
+        return -EOPNOTSUPP;
+}
