@@ -263,7 +263,7 @@ static ssize_t tpm_read(void *state, uint8_t *buf, size_t n) {
 
 static int tpm_selftest(Tpm *t, SelftestResult *ret) {
         uint64_t words[SELFTEST_WORDS];
-        _cleanup_(secret_guard_erase) SecretGuard guard = { words, sizeof(words) };
+        SECRET_GUARD_(words, words);
         struct timespec pause = usec_to_timespec(TPM_OPEN_PAUSE_USEC);
         usec_t start = now_usec(CLOCK_MONOTONIC);
         SelftestResult result;
