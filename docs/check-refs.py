@@ -36,6 +36,12 @@ FUNC = re.compile(r"^([a-z_][a-z0-9_]*)\(\)$")
 def tracked(root):
     """The files of the tree: git's list where there is one, else a walk."""
     try:
+        # A copy of the tree inside another work tree (the .deb's build
+        # unpacks under build/, which git ignores) is not git's to list.
+        top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(root):
+            raise OSError("not the top of a work tree")
         out = subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard"],
                              capture_output=True, text=True, check=True).stdout
         return [f for f in out.splitlines() if f]
