@@ -110,7 +110,7 @@ const char *source_state_to_string(SourceState s) {
                 [SOURCE_FAILED_INTERMITTENT] = "failed-intermittent",
                 [SOURCE_FAILED_PERMANENT] = "failed-permanent",
                 [SOURCE_UNAVAILABLE] = "unavailable",
-                [SOURCE_FAILED_ESTIMATE] = "failed-estimate",
+                [SOURCE_REFUSED] = "refused",
         };
 
         if ((unsigned) s >= _SOURCE_STATE_MAX)

@@ -6,8 +6,8 @@
  *
  * Invariants: one mutex guards the board; the sampling thread is the only
  * writer of the stats and the loop the only writer of the stop flag. A
- * change the loop must act on (a state, a block put, a window of the
- * running check) is on the board before the wake that announces it, and
+ * change the loop must act on (a state, a block put, a verdict of the
+ * running gate) is on the board before the wake that announces it, and
  * a failure's count is published with the state it leads to.
  * Flow: collector (collector.h, intake.h) -> [board] -> daemon (status,
  * journal); daemon -> [board: stop] -> collector. */
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "health.h"
-#include "online.h"
+#include "gate.h"
 #include "selftest.h"
 #include "util/time-util.h"
 
@@ -28,14 +28,24 @@ typedef enum SourceState {
         SOURCE_FAILED_INTERMITTENT,  /* last health verdict failed; startup re-runs */
         SOURCE_FAILED_PERMANENT,     /* disabled */
         SOURCE_UNAVAILABLE,          /* open failed (its self-test too), or device errors */
-        SOURCE_FAILED_ESTIMATE,      /* the running check stopped crediting it */
+        SOURCE_REFUSED,              /* the running gate refused its last window */
         _SOURCE_STATE_MAX,
 } SourceState;
+
+/* The running gate's verdicts on a source (gate.h). */
+typedef struct GateStats {
+        GatePolicy policy;            /* credit = auto (with its cap) or C, as capped by the source */
+        uint32_t window;              /* samples per window */
+        uint32_t credit_mbits;        /* in force: the last verdict's grant; 0 before the first, or refused */
+        double estimate;              /* the last window's min-entropy, bits per sample; NAN before the first */
+        uint64_t credited, refused;   /* windows */
+        uint64_t refusals;            /* bursts: refused windows after a credited one (or the start) */
+} GateStats;
 
 typedef struct CollectorStats {
         SourceState state;
         bool running;                 /* the thread is sampling right now */
-        uint32_t credit_mbits;        /* per sample, as configured and capped */
+        uint32_t credit_mbits;        /* the most a window may be granted: C, or auto's cap, as capped */
         uint64_t samples;             /* raw samples read */
         uint64_t credited_mbits;      /* credit that went into finished blocks */
         uint64_t blocks;              /* put into the store */
@@ -47,7 +57,7 @@ typedef struct CollectorStats {
         uint64_t read_errors;         /* device errors; -EAGAIN ("nothing now") backs off uncounted */
         int last_error;               /* -errno of the last read error, 0 if none */
         SelftestResult selftest;      /* at open; run = false: the source has none */
-        OnlineStats online;           /* the running check */
+        GateStats gate;
 } CollectorStats;
 
 /* Wakes the loop; called from the collector thread (eventfd write). */

@@ -4,7 +4,8 @@
  *
  * Invariants:
  *   - the source's samples go nowhere but the intake, which alone decides
- *     what is credited (intake.h has its invariants);
+ *     what is credited, by the gate's verdicts and the health tests
+ *     (intake.h has its invariants);
  *   - a device error shows the source SOURCE_UNAVAILABLE on the board until
  *     a read succeeds again, then the intake's own state is back;
  *   - device errors and "nothing now" back off (backoff.h) on the board's
@@ -84,6 +85,14 @@ static void collector_read_succeeded(Collector *c) {
                 collector_board_wake(&c->board);
 }
 
+int collector_finish(Collector *c) {
+        if (!c)
+                return -EINVAL;
+        if (!c->intake)
+                return -ENODEV;
+        return intake_finish(c->intake);
+}
+
 ssize_t collector_step(Collector *c, size_t max_samples) {
         size_t n;
         ssize_t got;
@@ -136,6 +145,9 @@ static void *collector_thread(void *userdata) {
 
                 if (intake_state(c->intake) == SOURCE_FAILED_PERMANENT)
                         break;
+                /* A file ended: its last window's verdict still counts. */
+                if (r == -ENODATA)
+                        (void) intake_finish(c->intake);
                 /* The store is gone, or a file ended: nothing more to do. */
                 if (r == -ESHUTDOWN || r == -ENODATA)
                         break;
@@ -201,10 +213,12 @@ static int collector_unavailable(Collector *c, int error) {
 
 /* Opens the source and its intake. 0 also when the source is unavailable;
  * < 0 only when something could not be made (-ENOMEM). */
-static int collector_open(Collector *c, const SourceParams *params, uint32_t credit_mbits,
+static int collector_open(Collector *c, const SourceParams *params, const CollectorGate *gate,
                           unsigned source_id) {
         SourceParams p = params ? *params : (SourceParams) { 0 };
         SelftestResult selftest = { 0 };
+        GatePolicy policy = gate->policy;
+        uint32_t *credit = policy.auto_credit ? &policy.cap_mbits : &policy.credit_mbits;
         void *source = NULL;
         int r;
 
@@ -217,23 +231,28 @@ static int collector_open(Collector *c, const SourceParams *params, uint32_t cre
         if (r < 0)
                 return collector_unavailable(c, r);
 
-        credit_mbits = MIN(credit_mbits, c->ops->max_credit(source));
-        if (credit_mbits == 0) {
+        *credit = MIN(*credit, c->ops->max_credit(source));
+        if (*credit == 0) {
                 /* Nothing to credit: the source must not feed the store. */
                 c->ops->close(source);
                 return collector_unavailable(c, -EPERM);
         }
         c->source = source;
-        return intake_new(credit_mbits, source_id, c->store, &c->board, &c->intake);
+        return intake_new(&policy, gate->window, gate->gate, source_id, c->store, &c->board, &c->intake);
 }
 
-int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
+int collector_new(const SourceOps *ops, const SourceParams *params, const CollectorGate *gate,
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret) {
         _cleanup_(collector_freep) Collector *c = NULL;
+        uint32_t credit;
         int r;
 
-        if (!ops || !store || !ret || credit_mbits == 0 || credit_mbits > CREDIT_MBITS_MAX)
+        if (!ops || !gate || !gate->gate || !store || !ret)
+                return -EINVAL;
+        credit = gate->policy.auto_credit ? gate->policy.cap_mbits : gate->policy.credit_mbits;
+        if (credit == 0 || credit > CREDIT_MBITS_MAX || gate->window < GATE_WINDOW_MIN ||
+            gate->window > GATE_WINDOW_MAX)
                 return -EINVAL;
         r = collector_alloc(ops, store, wake, userdata, &c);
         if (r < 0)
@@ -241,7 +260,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t cre
         c->samples = secret_alloc(COLLECTOR_CHUNK);
         if (!c->samples)
                 return -ENOMEM;
-        r = collector_open(c, params, credit_mbits, source_id);
+        r = collector_open(c, params, gate, source_id);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

@@ -3,13 +3,16 @@
  * entropy blocks into the store), only while the store wants blocks.
  *
  * It runs only on demand (store_wait_for_demand): an idle daemon with a full
- * store burns no CPU. A source that owes a health test (startup, the
- * running check's way back) also runs when the loop asks for blocks with
+ * store burns no CPU. A source that owes a test (startup, a credited window
+ * after a refusal) also runs when the loop asks for blocks with
  * the store full: its test's samples are never stored, and readers may be
  * waiting for it to pass (a source a reload restarted). What happens to
- * the samples (a block reaches the store only once the windows over its
- * samples closed clean; a failure discards and purges; a purge of the
- * whole store restarts the partial blocks) is the intake's, see intake.h.
+ * the samples (the running gate judges each window before any of it
+ * counts; a block reaches the store only once the health windows over
+ * its samples closed clean; a refusal or failure discards and purges; a
+ * purge of the whole store restarts the windows and partial blocks) is
+ * the intake's, see intake.h. Waiting for the gate's verdict paces the
+ * sampling: it never runs more than a window ahead of the gate.
  * On a permanent health failure the thread stops for good. The source's
  * self-test at open (selftest.h) is kept in the stats; a failed one leaves
  * the collector unavailable (last_error -EDOM). Device errors back off
@@ -26,6 +29,7 @@
 #include <sys/types.h>
 
 #include "collector-board.h"
+#include "gate.h"
 #include "source.h"
 #include "store.h"
 
@@ -34,12 +38,21 @@
 
 typedef struct Collector Collector;
 
+/* How the source's windows are judged: by gate (borrowed, outlives the
+ * collector), window samples each (GATE_WINDOW_MIN..MAX), under policy. */
+typedef struct CollectorGate {
+        Gate *gate;
+        GatePolicy policy;
+        uint32_t window;
+} CollectorGate;
+
 /* Opens the source (an unavailable source still yields a collector in state
- * SOURCE_UNAVAILABLE, so status can show it). credit_mbits 1..8000 is capped by
- * the source's max_credit(); when that leaves 0 the collector is
- * SOURCE_UNAVAILABLE with last_error -EPERM (nothing to credit). The
- * source's self-test lands in the stats (params->selftest is not used). */
-int collector_new(const SourceOps *ops, const SourceParams *params, uint32_t credit_mbits,
+ * SOURCE_UNAVAILABLE, so status can show it). The policy's credit or cap
+ * (1..8000 millibits) is capped by the source's max_credit(); when that
+ * leaves 0 the collector is SOURCE_UNAVAILABLE with last_error -EPERM
+ * (nothing to credit). The source's self-test lands in the stats
+ * (params->selftest is not used). */
+int collector_new(const SourceOps *ops, const SourceParams *params, const CollectorGate *gate,
                   unsigned source_id, Store *store, CollectorWakeFn wake, void *userdata,
                   Collector **ret);
 
@@ -60,6 +73,10 @@ Collector *collector_free(Collector *c);
  * -ENODEV when there is no source (unavailable) or it failed permanently.
  * Not to be mixed with a running thread. */
 ssize_t collector_step(Collector *c, size_t max_samples);
+/* A source that ended (a file): waits for the verdict on the window the
+ * gate has and passes it on, as the thread does when its source ends.
+ * 0, -ESHUTDOWN, or -ENODEV for an unavailable source. */
+int collector_finish(Collector *c);
 
 void collector_get_stats(Collector *c, CollectorStats *ret);
 const char *collector_name(const Collector *c);

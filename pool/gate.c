@@ -228,6 +228,9 @@ void gate_cancel(Gate *g, GateJob *job) {
                 TAILQ_REMOVE(&g->queue, job, link);
                 job->result = -ECANCELED;
                 job->state = GATE_JOB_DONE;
+                /* Someone may be waiting for it. */
+                if (pthread_cond_broadcast(&g->done) != 0)
+                        abort();
         } else if (job->state == GATE_JOB_RUNNING) {
                 atomic_store(&job->cancel, true);
                 while (job->state != GATE_JOB_DONE)

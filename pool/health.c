@@ -118,30 +118,34 @@ int health_cutoffs(double h_bits, int alpha_log2, unsigned window, HealthCutoffs
         return 0;
 }
 
-int health_init(HealthTest *t, uint32_t credit_mbits) {
+int health_set_credit(HealthTest *t, uint32_t credit_mbits) {
         HealthCutoffs intermittent, permanent;
         double h = credit_mbits / 1000.0;
         int r;
 
         if (!t || credit_mbits == 0 || credit_mbits > CREDIT_MBITS_MAX)
                 return -EINVAL;
-
         r = health_cutoffs(h, HEALTH_ALPHA_LOG2_INTERMITTENT, HEALTH_APT_WINDOW, &intermittent);
         if (r < 0)
                 return r;
         r = health_cutoffs(h, HEALTH_ALPHA_LOG2_PERMANENT, HEALTH_APT_WINDOW, &permanent);
         if (r < 0)
                 return r;
+        t->intermittent = intermittent;
+        t->permanent = permanent;
+        return 0;
+}
 
+int health_init(HealthTest *t, uint32_t credit_mbits) {
+        if (!t)
+                return -EINVAL;
         *t = (HealthTest) {
-                .intermittent = intermittent,
-                .permanent = permanent,
                 .startup_left = HEALTH_STARTUP_SAMPLES,
                 /* Nothing fed, nothing settled: health_settled() is 0. */
                 .rct_start = 1,
                 .apt_start = 1,
         };
-        return 0;
+        return health_set_credit(t, credit_mbits);
 }
 
 HealthVerdict health_feed(HealthTest *t, uint8_t sample) {

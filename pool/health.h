@@ -69,6 +69,9 @@ int health_cutoffs(double h_bits, int alpha_log2, unsigned window, HealthCutoffs
 
 /* credit_mbits in 1..CREDIT_MBITS_MAX; -EINVAL otherwise. Starts in startup. */
 int health_init(HealthTest *t, uint32_t credit_mbits);
+/* New cutoffs for credit_mbits (the running gate grants a credit per
+ * window); the counters, the startup test and the runs go on. */
+int health_set_credit(HealthTest *t, uint32_t credit_mbits);
 
 /* Feeds one sample. After a permanent verdict every further call returns it
  * again. After an intermittent one the startup test runs anew. */

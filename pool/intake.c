@@ -1,57 +1,90 @@
-/* intake.c - a source's samples through the health tests and the
- * conditioner to the store (the invariants are in intake.h).
+/* intake.c - a source's samples through the running gate, the health
+ * tests and the conditioner to the store (the invariants are in intake.h).
  *
- * Conditioning runs in stretches: samples are fed to the tests one by
- * one, and the stretch that passed is conditioned when a window or run
- * closes (so that what it vetted leaves at once), at a failure's edge, and
- * at the end of a chunk.
- * Secrets: the hash state lives in the conditioner, finished blocks in
- * pending (pending.c says where each is erased); the health and running
- * check states, which hold recent sample values, are erased on free.
- * Flow: source -> [intake: health -> conditioner -> pending] -> store. */
+ * Windows: win[filling] takes the samples as read; when it is full it
+ * goes to the gate and the other one (once its verdict was taken) fills.
+ * A verdict is taken as soon as it is in (looked at on every feed), or
+ * waited for when both windows are full.
+ * Conditioning runs in stretches: a credited window's samples are fed to
+ * the health tests one by one, and the stretch that passed is conditioned
+ * when an APT window or RCT run closes (so that what it vetted leaves at
+ * once), at a failure's edge, and at the end of the window.
+ * Secrets: the windows are secret_alloc()'d and erased once passed on or
+ * dropped; the hash state lives in the conditioner, finished blocks in
+ * pending (pending.c says where each is erased); the health state, which
+ * holds recent sample values, is erased on free.
+ * Flow: source -> [intake: gate -> health -> conditioner -> pending] -> store. */
 #include "intake.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
+#include <math.h>
+#include <string.h>
+
 #include "conditioner.h"
 #include "health.h"
-#include "online.h"
 #include "pending.h"
 #include "secret.h"
+
+/* A window of samples: filling, or with the gate. */
+typedef struct IntakeWindow {
+        uint8_t *samples;              /* the intake's window size, secret_alloc() */
+        size_t n;
+        bool submitted;                /* job is the gate's until its verdict is taken */
+        GateJob job;
+} IntakeWindow;
 
 struct Intake {
         Store *store;                  /* borrowed */
         CollectorBoard *board;         /* borrowed: the collector's */
+        Gate *gate;                    /* borrowed */
         unsigned source_id;
-        uint32_t credit_mbits;
+        GatePolicy policy;
+        uint32_t window;
+        uint32_t max_mbits;            /* the most a window may be granted */
+        uint32_t credit_mbits;         /* the grant of the window being passed on */
         SourceState state;             /* the board's, but for SOURCE_UNAVAILABLE */
+        GateStats gate_stats;          /* published on the board */
+
+        IntakeWindow win[2];
+        unsigned filling;              /* win[filling] takes samples */
+        uint64_t fed;                  /* samples fed into windows: the next one's number, from 0 */
+        bool drop_windows;             /* a purge was met while a window was passed on */
 
         HealthTest health;
-        OnlineCheck online;
         Conditioner *conditioner;
         Pending *pending;
         uint64_t epoch;                /* the store's, when the partial block began */
-        bool stale;                    /* this chunk was read before a purge */
+        bool stale;                    /* the window being passed on was read before a purge */
         uint64_t settled;              /* health_settled() when last looked */
 };
 
-/* Unsettled samples: at most a window, or a run short of the RCT cutoff;
- * every block but the first among them takes at least ceil(320000 /
- * credit) samples. One more for the block being finished while the ring
- * is looked at. */
-static size_t intake_pending_max(const HealthTest *health, uint32_t credit_mbits) {
-        return (size_t) MAX(health->intermittent.apt_window, health->intermittent.rct) * credit_mbits /
-                       CONDITIONER_BLOCK_MBITS +
-               2;
+/* Unsettled samples: at most a health window, or a run short of the RCT
+ * cutoff; every block but the first among them takes at least
+ * ceil(320000 / credit) samples. At the most a window can be granted
+ * the health window dominates; at lower credits a run is longer, but
+ * (1 + 30 / h) x h bits stay under one block. One more for that, one for
+ * the block being finished while the ring is looked at. */
+static size_t intake_pending_max(uint32_t max_mbits) {
+        HealthTest t;
+
+        if (health_init(&t, max_mbits) < 0)
+                return 0;
+        return (size_t) MAX(t.intermittent.apt_window, t.intermittent.rct) * max_mbits / CONDITIONER_BLOCK_MBITS + 3;
 }
 
-int intake_new(uint32_t credit_mbits, unsigned source_id, Store *store, CollectorBoard *board, Intake **ret) {
+int intake_new(const GatePolicy *policy, uint32_t window, Gate *gate, unsigned source_id, Store *store,
+               CollectorBoard *board, Intake **ret) {
         _cleanup_(intake_freep) Intake *in = NULL;
         CollectorStats *st;
+        uint32_t max_mbits;
         int r;
 
-        if (!store || !board || !ret)
+        if (!policy || !gate || !store || !board || !ret || window < GATE_WINDOW_MIN || window > GATE_WINDOW_MAX)
+                return -EINVAL;
+        max_mbits = policy->auto_credit ? policy->cap_mbits : policy->credit_mbits;
+        if (max_mbits == 0 || max_mbits > CREDIT_MBITS_MAX)
                 return -EINVAL;
         in = calloc(1, sizeof(*in));
         if (!in)
@@ -59,40 +92,60 @@ int intake_new(uint32_t credit_mbits, unsigned source_id, Store *store, Collecto
         *in = (Intake) {
                 .store = store,
                 .board = board,
+                .gate = gate,
                 .source_id = source_id,
-                .credit_mbits = credit_mbits,
+                .policy = *policy,
+                .window = window,
+                .max_mbits = max_mbits,
+                .credit_mbits = max_mbits,
                 .state = SOURCE_STARTUP,
+                .gate_stats = { .policy = *policy, .window = window, .estimate = NAN },
                 .epoch = store_epoch(store),
         };
-        r = health_init(&in->health, credit_mbits);
-        if (r < 0)
-                return r;
-        r = online_init(&in->online, credit_mbits);
+        for (unsigned i = 0; i < 2; i++) {
+                in->win[i].samples = secret_alloc(window);
+                if (!in->win[i].samples)
+                        return -ENOMEM;
+        }
+        r = health_init(&in->health, max_mbits);
         if (r < 0)
                 return r;
         r = conditioner_new(&in->conditioner);
         if (r < 0)
                 return r;
-        r = pending_new(intake_pending_max(&in->health, credit_mbits), &in->pending);
+        r = pending_new(intake_pending_max(max_mbits), &in->pending);
         if (r < 0)
                 return r;
 
         st = collector_board_lock(board);
-        st->credit_mbits = credit_mbits;
-        st->online = in->online.stats;
+        st->credit_mbits = max_mbits;
+        st->gate = in->gate_stats;
         st->state = in->state;
         collector_board_unlock(board);
         *ret = TAKE_PTR(in);
         return 0;
 }
 
+/* The gate lets go of the window; its samples are erased. */
+static void intake_window_drop(Intake *in, IntakeWindow *w) {
+        if (w->submitted)
+                gate_cancel(in->gate, &w->job);
+        w->submitted = false;
+        sodium_memzero(w->samples, w->n);
+        w->n = 0;
+}
+
 Intake *intake_free(Intake *in) {
         if (!in)
                 return NULL;
+        for (unsigned i = 0; i < 2; i++)
+                if (in->win[i].samples) {
+                        intake_window_drop(in, &in->win[i]);
+                        secret_free(in->win[i].samples);
+                }
         conditioner_free(in->conditioner);
         pending_free(in->pending);
         sodium_memzero(&in->health, sizeof(in->health));
-        sodium_memzero(&in->online, sizeof(in->online));
         free(in);
         return NULL;
 }
@@ -102,7 +155,7 @@ SourceState intake_state(const Intake *in) {
 }
 
 bool intake_owes_test(const Intake *in) {
-        return in->health.startup_left > 0 || online_stopped(&in->online);
+        return in->health.startup_left > 0 || in->state == SOURCE_REFUSED;
 }
 
 static void intake_set_state(Intake *in, SourceState s) {
@@ -114,11 +167,19 @@ static void intake_set_state(Intake *in, SourceState s) {
 
 /* A store_purge_all() (the machine was cloned or restored) makes every
  * sample read before it stale: the partial block and the held ones start
- * afresh. */
+ * afresh. The windows go too (intake_prepare(), or after the window being
+ * passed on: drop_windows). */
 static void intake_restart_block(Intake *in) {
         conditioner_reset(in->conditioner);
         pending_clear(in->pending);
         in->epoch = store_epoch(in->store);
+}
+
+static void intake_restart(Intake *in) {
+        intake_restart_block(in);
+        for (unsigned i = 0; i < 2; i++)
+                intake_window_drop(in, &in->win[i]);
+        in->drop_windows = false;
 }
 
 /* Fail closed: nothing conditioned, held or stored before the failure
@@ -163,10 +224,12 @@ static int intake_release(Intake *in) {
                 pending_pop(in->pending);
                 if (r == -ESTALE) {
                         /* The store was purged after these samples were
-                         * read: they, the held blocks and the rest of the
-                         * chunk go (the health tests still see them). */
+                         * read: they, the held blocks, the rest of the
+                         * window and the windows behind it go (the health
+                         * tests still see this one's). */
                         intake_restart_block(in);
                         in->stale = true;
+                        in->drop_windows = true;
                         return 0;
                 }
                 if (r == -ENOSPC)
@@ -187,28 +250,48 @@ static int intake_release(Intake *in) {
 
 /* ---- verdicts ---------------------------------------------------------- */
 
-/* A window of the running check ended. Returns true when crediting
- * stops: the caller drops what it has not conditioned yet. The loop hears
- * of every window (once per 65,536 samples) with its figures already on
- * the board, so a stopped source, which makes no blocks to wake it, is
- * still logged at once. A stop purges first, and publishes the window's
- * figures with the state they lead to: whoever sees the stop counted sees
- * its source failed and its blocks gone. */
-static bool intake_online_event(Intake *in, OnlineEvent e) {
-        bool stop = e == ONLINE_EVENT_STOP;
+/* The gate refused a window: none of its samples counts, and nothing
+ * conditioned, held or stored from this source survives it (the blocks
+ * before it were judged too, but a source that just fell into a regime the
+ * gate refuses may have been sliding into it already). Published with
+ * the state it leads to: whoever sees the refusal counted sees the blocks
+ * gone. */
+static void intake_refused(Intake *in, const GateVerdict *v) {
         CollectorStats *st;
 
-        if (stop) {
-                intake_discard(in);
-                in->state = SOURCE_FAILED_ESTIMATE;
-        } else if (e == ONLINE_EVENT_RESUME && in->state == SOURCE_FAILED_ESTIMATE)
-                in->state = in->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY;
+        intake_discard(in);
+        in->gate_stats.refused++;
+        if (in->state != SOURCE_REFUSED)
+                in->gate_stats.refusals++;
+        in->gate_stats.credit_mbits = 0;
+        in->gate_stats.estimate = v->estimate;
+        in->state = SOURCE_REFUSED;
         st = collector_board_lock(in->board);
-        st->online = in->online.stats;
+        st->gate = in->gate_stats;
         st->state = in->state;
         collector_board_unlock(in->board);
         collector_board_wake(in->board);
-        return stop;
+}
+
+/* The gate credited a window: its samples go to the health tests at
+ * cutoffs for its credit, and to the conditioner at that credit. */
+static void intake_credited(Intake *in, const GateVerdict *v) {
+        CollectorStats *st;
+
+        /* The grant is in 1..max_mbits, which health_init() took. */
+        if (health_set_credit(&in->health, v->credit_mbits) < 0)
+                abort();
+        in->credit_mbits = v->credit_mbits;
+        in->gate_stats.credited++;
+        in->gate_stats.credit_mbits = v->credit_mbits;
+        in->gate_stats.estimate = v->estimate;
+        if (in->state == SOURCE_REFUSED)
+                in->state = in->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY;
+        st = collector_board_lock(in->board);
+        st->gate = in->gate_stats;
+        st->state = in->state;
+        collector_board_unlock(in->board);
+        collector_board_wake(in->board);
 }
 
 /* A sample failed a health test. Returns true when the source is disabled
@@ -229,10 +312,8 @@ static bool intake_health_failed(Intake *in, HealthVerdict v) {
         }
 
         /* Intermittent: nothing is credited again until a new startup test
-         * passed, so one purge per episode is enough. A stopped running
-         * check is purged already and keeps the state: it is what stands
-         * between the source and credit. */
-        if (in->state != SOURCE_FAILED_INTERMITTENT && !online_stopped(&in->online)) {
+         * passed, so one purge per episode is enough. */
+        if (in->state != SOURCE_FAILED_INTERMITTENT) {
                 intake_discard(in);
                 intake_set_state(in, SOURCE_FAILED_INTERMITTENT);
         }
@@ -247,34 +328,22 @@ static void intake_publish(Intake *in, size_t n) {
         st->pending_blocks = pending_count(in->pending);
         st->fail_rct = in->health.fail_rct;
         st->fail_apt = in->health.fail_apt;
-        st->online = in->online.stats;
         collector_board_unlock(in->board);
 }
 
-/* ---- feeding ----------------------------------------------------------- */
+/* ---- passing a credited window on -------------------------------------- */
 
-void intake_prepare(Intake *in) {
-        /* The epoch before the read: a purge after it refuses the block. */
-        if (store_epoch(in->store) != in->epoch)
-                intake_restart_block(in);
-        in->stale = false;
-}
-
-int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
+/* Health tests, conditioning and release for the samples of a credited
+ * window. Returns 0, or -ESHUTDOWN once the store stopped. */
+static int intake_pass(Intake *in, const uint8_t *samples, size_t n) {
         uint64_t base = in->health.samples;   /* samples[i] is health's number base + i + 1 */
         size_t start = 0, i;
         int r = 0;
 
         for (i = 0; i < n; i++) {
                 HealthVerdict v = health_feed(&in->health, samples[i]);
-                OnlineEvent e = online_feed(&in->online, samples[i]);
 
-                /* On a stop, the run so far belongs to the window that
-                 * failed: it is dropped unconditioned (what was put is
-                 * purged), and from here on nothing is credited. */
-                if (e != ONLINE_EVENT_NONE && intake_online_event(in, e))
-                        start = i;
-                if (v == HEALTH_OK && !online_stopped(&in->online)) {
+                if (v == HEALTH_OK) {
                         if (in->state != SOURCE_HEALTHY)
                                 intake_set_state(in, SOURCE_HEALTHY);
                         /* A window or run that closed ends a stretch. */
@@ -284,21 +353,99 @@ int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
                         start = i + 1;
                         r = intake_release(in);
                         if (r < 0)
-                                break;
+                                return r;
                         continue;
                 }
 
-                /* Startup samples follow a failure or the start, and a
-                 * stopped running check followed its own discard: never a
+                /* Startup samples follow a failure or the start: never a
                  * stretch of creditable ones, so nothing to condition. */
                 start = i + 1;
-                if (v != HEALTH_OK && v != HEALTH_STARTUP && intake_health_failed(in, v))
-                        break;
+                if (v != HEALTH_STARTUP && intake_health_failed(in, v))
+                        return 0;
         }
-        if (r == 0 && i == n) {
-                intake_absorb(in, samples + start, i - start, base + start + 1);
-                r = intake_release(in);
-        }
-        intake_publish(in, n);
+        intake_absorb(in, samples + start, n - start, base + start + 1);
+        return intake_release(in);
+}
+
+/* Takes the verdict on the window the gate has (waiting for it when wait,
+ * else only when it is in) and passes the window on. 0 or -ESHUTDOWN. */
+static int intake_take_verdict(Intake *in, bool wait) {
+        IntakeWindow *w = &in->win[in->filling ^ 1U];
+        int r = 0;
+
+        if (!w->submitted || (!wait && !gate_done(in->gate, &w->job)))
+                return 0;
+        r = gate_wait(in->gate, &w->job);
+        w->submitted = false;
+        if (r == 0 && in->state != SOURCE_FAILED_PERMANENT) {
+                if (w->job.verdict.credit_mbits == 0)
+                        intake_refused(in, &w->job.verdict);
+                else {
+                        intake_credited(in, &w->job.verdict);
+                        r = intake_pass(in, w->samples, w->n);
+                }
+        } else
+                r = 0; /* cancelled: the gate is going away */
+        intake_window_drop(in, w);
+        in->stale = false;
+        if (in->drop_windows)
+                intake_restart(in);
         return r;
+}
+
+/* The filling window is full: to the gate with it, once the other one is
+ * free. 0 or -ESHUTDOWN. */
+static int intake_submit(Intake *in) {
+        IntakeWindow *w = &in->win[in->filling];
+        int r;
+
+        r = intake_take_verdict(in, true);
+        if (r < 0 || w->n < in->window)
+                return r; /* a purge met on the way dropped this one too */
+        w->job = (GateJob) {
+                .samples = w->samples,
+                .n = w->n,
+                .policy = in->policy,
+                .start = in->fed - w->n,
+        };
+        r = gate_submit(in->gate, &w->job);
+        if (r < 0)
+                return -ESHUTDOWN;
+        w->submitted = true;
+        in->filling ^= 1U;
+        return 0;
+}
+
+/* ---- feeding ----------------------------------------------------------- */
+
+void intake_prepare(Intake *in) {
+        /* The epoch before the read: a purge after it refuses the block. */
+        if (store_epoch(in->store) != in->epoch)
+                intake_restart(in);
+        in->stale = false;
+}
+
+int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
+        size_t fed = n;
+        int r = 0;
+
+        while (n > 0 && r == 0 && in->state != SOURCE_FAILED_PERMANENT) {
+                IntakeWindow *w = &in->win[in->filling];
+                size_t take = MIN(n, in->window - w->n);
+
+                memcpy(w->samples + w->n, samples, take);
+                w->n += take;
+                in->fed += take;
+                samples += take;
+                n -= take;
+                r = w->n == in->window ? intake_submit(in) : intake_take_verdict(in, false);
+        }
+        if (r == 0 && in->state != SOURCE_FAILED_PERMANENT)
+                r = intake_take_verdict(in, false);
+        intake_publish(in, fed);
+        return r;
+}
+
+int intake_finish(Intake *in) {
+        return intake_take_verdict(in, true);
 }

@@ -5,7 +5,7 @@
  * In the spirit of jitterentropy's power-up test (jent_time_entropy_init):
  * it asks whether the sampler works on this machine at all, not whether a
  * credit holds (the startup and continuous health tests, and the running
- * check in online.h, judge the credit). So the thresholds are fixed, set
+ * gate in gate.h, judge the credit). So the thresholds are fixed, set
  * where a sampler has plainly stopped measuring anything: the lowest of
  * them asks for a most common value below 90 %, about 0.15 bit per sample,
  * the least any credit here is ever based on.
