@@ -84,6 +84,7 @@ int config_init_defaults(Config *ret) {
                 .low_water = 256,
                 .min_healthy = 1,
                 .start_delay_usec = 0,
+                .gate_window = GATE_WINDOW_DEFAULT,
                 .reseed_interval_usec = 60 * USEC_PER_SEC,
                 .min_reseed_interval_usec = 1 * USEC_PER_SEC,
                 .assess_samples = CONFIG_ASSESS_SAMPLES_DEFAULT,

@@ -13,14 +13,15 @@
  *              max_open_per_uid (/dev/truerandom files of one uid but root),
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default)
- *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms
+ *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms,
+ *              gate_window (samples per window the running gate judges)
  *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
  *              3 decimals: the least time between reseeds that take a block)
  *   [control]  socket (path)
  *   [daemon]   user (name or number): who truerandomd runs as after set-up
  *              when started as root; never root
- *   [assessment] samples, state_directory (where credit = auto keeps what
- *              it measured: assessment.json)
+ *   [assessment] samples, state_directory: read for old files' sake;
+ *              they grant nothing (the running gate credits, pool/gate.h)
  *   [source.NAME] for each row of pool/source.h's table: enable; credit
  *              (bits per sample, or auto where the row measures raw noise)
  *              and credit_cap (auto only), unless the row is never credited
@@ -28,7 +29,7 @@
  *              jitter's buffer_kib, hwrng's path, file's path, loop, rate)
  * credit is decimal bits per 8-bit sample in [0, 8], kept in millibits,
  * rounded down (never more than written); or `auto`: half the SP 800-90B
- * estimate measured on this machine, at most credit_cap.
+ * estimate of each window the running gate judges, at most credit_cap.
  * Durations are kept as usec_t; the file speaks seconds and milliseconds.
  * Flow: main and SIGHUP -> [config] -> the wiring in daemon/. */
 #pragma once
@@ -38,6 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pool/gate.h"
 #include "pool/source.h"
 #include "util/time-util.h"
 
@@ -122,6 +124,7 @@ typedef struct Config {
         unsigned low_water;
         unsigned min_healthy;
         usec_t start_delay_usec;
+        unsigned gate_window;      /* samples per window of the running gate (pool/gate.h) */
 
         usec_t reseed_interval_usec;
         usec_t min_reseed_interval_usec;

@@ -32,6 +32,7 @@ static const FixedKey fixed[] = {
         FIXED("pool", low_water, KEY_UNSIGNED, low_water, 0, 1048575),
         FIXED("pool", min_healthy, KEY_SOURCES, min_healthy, 1, 0),
         FIXED("pool", start_delay_ms, KEY_MSEC, start_delay_usec, 0, 600000),
+        FIXED("pool", gate_window, KEY_UNSIGNED, gate_window, GATE_WINDOW_MIN, GATE_WINDOW_MAX),
         FIXED("crng", reseed_interval, KEY_SEC, reseed_interval_usec, 1, 86400),
         FIXED("crng", min_reseed_interval, KEY_SECONDS, min_reseed_interval_usec, 0, 3600000),
         FIXED("control", socket, KEY_SOCKET, socket_path, 0, 0),

@@ -35,8 +35,6 @@ static const char *not_credited(const Config *c, ConfigSource i, bool runs, Sour
                 return "disabled (enable = no)";
         if (sc->credit_mbits == 0 && !sc->credit_auto)
                 return "credit = 0";
-        if (sc->credit_auto && error == -EDOM)
-                return "credit = auto, and this machine's assessment justifies no credit";
         if (!runs)
                 return "not built into this truerandomd";
         if (state != SOURCE_UNAVAILABLE && state != SOURCE_FAILED_PERMANENT)
@@ -84,18 +82,9 @@ int daemon_check_credited(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 const SourceSlot *slot = &d->sources[i];
 
-                /* A source still to be assessed may yet be credited. */
-                runs[i] = slot->collector || autocredit_pending(slot) || slot->has_assessment;
-                states[i] = autocredit_pending(slot) ? SOURCE_STARTUP : slot->last.state;
+                runs[i] = slot->collector;
+                states[i] = slot->last.state;
                 errors[i] = slot->last.last_error;
-                if (!slot->collector && slot->has_assessment) {
-                        states[i] = SOURCE_UNAVAILABLE;
-                        errors[i] = -EDOM;
-                } else if (!slot->collector && slot->assess_error) {
-                        runs[i] = true;
-                        states[i] = SOURCE_UNAVAILABLE;
-                        errors[i] = slot->assess_error;
-                }
                 credited += !not_credited(&d->config, i, runs[i], states[i], errors[i], why, sizeof(why));
         }
         /* Started all the same (a reload may lower it, or an operator may
@@ -116,21 +105,6 @@ int daemon_check_credited(Daemon *d) {
         line = no_credited_line(&d->config, d->config_path, runs, states, errors);
         log_error("%s", line ? line : "no credited source can run");
         return -ENOMEDIUM;
-}
-
-/* A start that waited for this assessment and now has no credited source
- * left would never serve, nor be ready: it ends as a start with none
- * ends (exit status 1, one line naming each source), not at the unit's
- * start timeout. Once serving, a source lost is a degraded state, not an
- * end. */
-void daemon_end_if_nothing_credited(Daemon *d) {
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
-                if (autocredit_pending(&d->sources[i]))
-                        return;
-        if (d->ready || d->stopping || daemon_check_credited(d) == 0)
-                return;
-        d->exit_code = -ENOMEDIUM;
-        sd_event_exit(d->event, -ENOMEDIUM);
 }
 
 static bool is_dir(const char *path) {

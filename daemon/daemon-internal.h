@@ -10,8 +10,6 @@
 
 #include <systemd/sd-event.h>
 
-#include "assess/assessor.h"
-#include "assess/credit.h"
 #include "crng/crng.h"
 #include "crng/seeder.h"
 #include "daemon.h"
@@ -19,6 +17,7 @@
 #include "daemon/watch/clockjump.h"
 #include "daemon/watch/vmgenid.h"
 #include "pool/collector.h"
+#include "pool/gate.h"
 #include "pool/store.h"
 #include "ratewin.h"
 #include "util/time-util.h"
@@ -31,16 +30,6 @@ typedef struct SourceSlot {
         CollectorStats last;         /* what the loop last took in (and logged) */
         bool passed_startup;         /* reached HEALTHY at least once */
         RateWindow rate;             /* moved on by the loop, read by status */
-        /* The credit in force and the estimate behind it (autocredit.c). */
-        CreditDecision credit;
-        bool has_assessment;         /* assessment is this machine's */
-        bool assessment_fresh;       /* made by this run, not read back */
-        Assessment assessment;
-        Assessor *assessor;          /* running */
-        bool assess_queued;          /* waits for the running one */
-        bool progress_logged;        /* its expected time was logged */
-        int assess_error;            /* why the last one failed, 0 if none */
-        char assess_why[192];        /* why it is assessed */
 } SourceSlot;
 
 /* A device the configuration can ask for: one row of the table
@@ -75,15 +64,9 @@ struct Daemon {
         sd_event_source *seed_due_timer; /* a reseed the rate limit held falls due */
         sd_event_source *backlog_timer;  /* the hub's waiting replies, a batch per turn */
         int wake_fd;
-        int state_dirfd;             /* [assessment] state_directory, -1 if none */
-        Identity machine;            /* what an assessment must hold for, as last read */
-        sd_event_source *identity_timer; /* reads it again (recheck.c) */
-        usec_t last_extend_usec;     /* last EXTEND_TIMEOUT_USEC= */
-        /* Assessments of sources a reload changed, told to stop; joined
-         * once done, so the loop never waits for one. */
-        Assessor *retired[_CONFIG_SOURCE_MAX];
 
         Store *store;
+        Gate *gate;                  /* judges every credited source's windows */
         Crng *crng;
         Seeder *seeder;
         CuseHub *hub;
@@ -148,43 +131,6 @@ bool daemon_command_served(const char *name);
  * acting on them) and whether /dev/truerandom serves judged on those. */
 int daemon_status_json(Daemon *d, char **ret_json);
 
-/* autocredit.c */
-void autocredit_open(Daemon *d);
-void autocredit_close(Daemon *d);
-/* Decides source i's credit (slot->credit) from the configuration and the
- * stored assessment, and queues an assessment where credit = auto has
- * none for this machine. Logs the decision. */
-void autocredit_resolve(Daemon *d, ConfigSource i);
-/* Stops a running assessment of the slot (without waiting for it) and
- * forgets its estimate. */
-void autocredit_reset(Daemon *d, SourceSlot *slot);
-/* Queued or running. */
-bool autocredit_pending(const SourceSlot *slot);
-/* On every change: takes finished assessments, decides their sources'
- * credit, and tells systemd how long the running one takes. Sets bit i of
- * *ret_decided for each source i whose credit it decided (the loop starts
- * its collector); true when an assessment ended (the loop then checks
- * that a credited source is left). */
-bool autocredit_poll(Daemon *d, unsigned *ret_decided);
-/* Starts the next queued assessment once the sources run and none runs. */
-void autocredit_start_next(Daemon *d);
-/* The STATUS= words for a running assessment; false when none runs. */
-bool autocredit_status(Daemon *d, char *buf, size_t size);
-/* Adds credit_origin, credit_cap_bits, credit_above_estimate, estimate and
- * assessment to a source's status object. */
-struct json_object;
-int autocredit_source_json(Daemon *d, ConfigSource i, struct json_object *o);
-
-/* recheck.c */
-/* Reads the machine's identity again and stops crediting every source
- * whose assessment no longer holds for it (or for [assessment] samples):
- * pending until assessed again. event names the occasion in the log and
- * status ("reload", "resume", ...). */
-void autocredit_recheck(Daemon *d, const char *event);
-/* Arms the timer that calls autocredit_recheck() every minute
- * (hooks.identity_check_usec in tests). 0 or -errno (logged). */
-int autocredit_start_recheck(Daemon *d);
-
 /* privileges.c */
 /* [daemon] user as the uid and gid to run as; else -errno and why in
  * *ret_error ("FILE:LINE: ...", malloc'd). */
@@ -233,14 +179,16 @@ void daemon_devices_apply_nodes(Daemon *d, const Config *c, gid_t gid);
 int daemon_complete_cuse_init(Daemon *d);
 
 /* sources.c */
-/* Creates source i's collector at the credit decided for it (none when
- * that is 0) and starts it if the sources run. 0 or -errno (logged). */
+/* The gate's worker threads for c: one per creditable source, at most one
+ * per CPU, at least one. */
+unsigned daemon_gate_threads(const Config *c);
+/* Creates source i's collector if it is creditable (its windows judged by
+ * d->gate under its credit or auto's cap) and starts it if the sources
+ * run. 0 or -errno (logged). */
 int daemon_source_start(Daemon *d, ConfigSource i);
-/* Decides the credit of every creditable source and creates its collector.
- * 0 or -errno (logged). */
+/* Creates the collector of every creditable source. 0 or -errno (logged). */
 int daemon_create_collectors(Daemon *d);
-/* Starts the collectors (and so the first assessment). 0 or -errno
- * (logged). */
+/* Starts the collectors. 0 or -errno (logged). */
 int daemon_start_collectors(Daemon *d);
 /* Whether /dev/truerandom may serve, judged on stats[i] for each source
  * with a collector and the startups the loop saw pass. Acts on nothing. */
@@ -255,10 +203,6 @@ const char *daemon_source_error(int error);
 /* 0 while a credited source can run (or may: one still to be assessed);
  * else -ENOMEDIUM, after logging one line naming each source and why. */
 int daemon_check_credited(Daemon *d);
-/* After an assessment ended: a start that waited for it and has no
- * credited source left ends (-ENOMEDIUM), as a start with none does. */
-void daemon_end_if_nothing_credited(Daemon *d);
-
 /* reload.c */
 /* SIGHUP: reloads the configuration, or keeps the running one. */
 int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);

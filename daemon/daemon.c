@@ -6,19 +6,20 @@
  * its events (loop.c), how the parts ask it for a turn (change.c), the
  * sources (sources.c), the devices (devices.c), the reload (reload.c), the
  * checks at start and --check-config (checkconf.c), giving up root
- * (privileges.c), clones and resumes (watchers.c), credit = auto
- * (autocredit.c, recheck.c) and the status report (status.c). None of them
+ * (privileges.c), clones and resumes (watchers.c) and the status report
+ * (status.c). None of them
  * calls up into this file or loop.c: each posts a change.
  *
  * Threads:
  *  - the loop (this thread): every key (CRNG, seeder), every CUSE session
  *    and reply, the control socket, timers and signals;
  *  - the collectors (pool/collector.h), one per credited source: read
- *    samples, health-test and condition them into the Store, write the
- *    wake-up eventfd after each block or state change;
- *  - the assessor (assess/assessor.h), one at a time, for credit = auto:
- *    captures from an instance of the source of its own, runs the
- *    estimators, stores the result, wakes the loop when done;
+ *    samples, hand each window to the gate and, once judged, health-test
+ *    and condition them into the Store, write the wake-up eventfd after
+ *    each verdict, block or state change;
+ *  - the gate's workers (pool/gate.h), one per credited source (at most
+ *    one per CPU): the SP 800-90B estimators on each window, reading the
+ *    window and nothing else;
  *  - the control socket's export threads (daemon/control/ctlexport.c), one
  *    per `truerandomctl raw`, at most CONTROL_MAX_EXPORTS: stream raw
  *    samples from an instance of their own to their connection.
@@ -86,7 +87,6 @@ static int daemon_alloc(Config *config, const char *config_path, const DaemonHoo
         if (!d)
                 return log_error_errno(-ENOMEM, "start-up");
         d->wake_fd = -1;
-        d->state_dirfd = -1;
         d->started_usec = now_usec(CLOCK_MONOTONIC);
         d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
         d->config = *config;
@@ -142,6 +142,9 @@ static int setup_pool(Daemon *d) {
         r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
         if (r < 0)
                 return log_error_errno(r, "allocating the block store%s", daemon_memlock_hint(r));
+        r = gate_new(daemon_gate_threads(&d->config), &d->gate);
+        if (r < 0)
+                return log_error_errno(r, "starting the running gate's threads");
         r = setup_crng(d);
         if (r < 0)
                 return r;
@@ -189,7 +192,6 @@ static int setup_control(Daemon *d) {
 static int setup_sources(Daemon *d) {
         int r;
 
-        autocredit_open(d);
         r = daemon_create_collectors(d);
         if (r >= 0)
                 r = daemon_check_credited(d);
@@ -247,7 +249,8 @@ Daemon *daemon_free(Daemon *d) {
                 store_shutdown(d->store);
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 d->sources[i].collector = collector_free(d->sources[i].collector);
-        autocredit_close(d);
+        /* After the collectors: they hand it their windows. */
+        d->gate = gate_free(d->gate);
         for (size_t i = 0; i < d->n_devices; i++)
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
         d->control = control_free(d->control);
@@ -265,7 +268,6 @@ Daemon *daemon_free(Daemon *d) {
         d->status_timer = sd_event_source_disable_unref(d->status_timer);
         d->watchdog_timer = sd_event_source_disable_unref(d->watchdog_timer);
         d->start_timer = sd_event_source_disable_unref(d->start_timer);
-        d->identity_timer = sd_event_source_disable_unref(d->identity_timer);
         d->sig_term = sd_event_source_disable_unref(d->sig_term);
         d->sig_int = sd_event_source_disable_unref(d->sig_int);
         d->sig_hup = sd_event_source_disable_unref(d->sig_hup);

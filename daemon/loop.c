@@ -35,8 +35,7 @@ static void update_status(Daemon *d) {
         usec_t now;
         StoreStats st;
         unsigned healthy = 0, credited = 0, parked = 0;
-        char line[sizeof(d->status)], assessing[128];
-        bool assess = autocredit_status(d, assessing, sizeof(assessing));
+        char line[sizeof(d->status)];
 
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 if (!d->sources[i].collector)
@@ -51,9 +50,9 @@ static void update_status(Daemon *d) {
                 parked += ds.parked;
         }
         store_get_stats(d->store, &st);
-        snprintf(line, sizeof(line), "%s: %s%s%u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
-                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", assess ? assessing : "",
-                 assess ? "; " : "", healthy, credited, st.fill, st.capacity, parked,
+        snprintf(line, sizeof(line), "%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
+                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", healthy, credited, st.fill,
+                 st.capacity, parked,
                  crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
         if (strcmp(line, d->status) == 0) {
                 (void)sd_event_source_set_enabled(d->status_timer, SD_EVENT_OFF);
@@ -136,27 +135,6 @@ static int on_seed_due(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* Finished assessments: the credit they decided starts the collector
- * here, in the loop, and a start left with nothing credited ends. */
-static void take_assessments(Daemon *d) {
-        unsigned decided;
-        bool ended = autocredit_poll(d, &decided);
-
-        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                int r;
-
-                if (!(decided & 1U << i))
-                        continue;
-                r = daemon_source_start(d, i);
-                if (r < 0)
-                        log_fields(LOG_ERR, &(LogFields){ .source = config_source_name(i) }, "source %s: %s",
-                                   config_source_name(i), strerror(-r));
-        }
-        if (ended)
-                daemon_end_if_nothing_credited(d);
-        autocredit_start_next(d);
-}
-
 /* The posted change (change.c), once per turn whoever posted it: a
  * wake-up, a start, a reload, a device event, a reseed trigger. The one
  * pump of the turn comes after the sources decided whether
@@ -164,7 +142,6 @@ static void take_assessments(Daemon *d) {
 static void run_change(Daemon *d) {
         /* Whatever was posted before is done by this run. */
         (void)sd_event_source_set_enabled(d->change_source, SD_EVENT_OFF);
-        take_assessments(d);
         daemon_refresh_sources(d);
         cusehub_pump(d->hub);
         daemon_update_demand(d);

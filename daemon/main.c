@@ -197,10 +197,6 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         r = daemon_run(d);
         daemon_free(d);
-        /* An assessment left no credited source before the daemon was
-         * ready: as at start, said in one line, and no restart cures it. */
-        if (r == -ENOMEDIUM)
-                return EXIT_FAILURE;
         if (r < 0) {
                 log_error_errno(r, "stopped on an error");
                 return EXIT_RUNTIME;

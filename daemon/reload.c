@@ -1,13 +1,14 @@
 /* reload.c - SIGHUP: the configuration read again and applied, or refused
  * whole with why (in the log and in status), never half applied. Device
  * names, dropin, store size, the control socket, the state directory and
- * the user change only on restart; sources whose settings changed have
- * their credit decided again and restart from their startup test.
+ * the user change only on restart; sources whose settings changed (every
+ * source, when [pool] gate_window did) restart from their first window
+ * and startup test.
  *
  * Invariant: a bad file or a change the daemon cannot make without root
  * (it gave root up after set-up) changes nothing; RELOADING=1 is always
  * followed by READY=1.
- * Flow: SIGHUP -> config -> [reload] -> autocredit, sources, cuse hub. */
+ * Flow: SIGHUP -> config -> [reload] -> sources, cuse hub. */
 #include "daemon-internal.h"
 
 #include <errno.h>
@@ -96,10 +97,9 @@ static int apply_config(Daemon *d, Config *c) {
                 const SourceConfig *a = &d->config.source[i], *b = &c->source[i];
                 SourceSlot *slot = &d->sources[i];
 
-                if (!sourceconf_changed(i, a, b))
+                if (!sourceconf_changed(i, a, b) && c->gate_window == d->config.gate_window)
                         continue;
                 slot->collector = collector_free(slot->collector);
-                autocredit_reset(d, slot);
                 *slot = (SourceSlot){ 0 };
                 changed[i] = true;
         }
@@ -110,11 +110,10 @@ static int apply_config(Daemon *d, Config *c) {
         config_done(&d->config);
         d->config = *c;
         *c = (Config){ 0 };
-        /* With the new configuration in place: credits, assessments. */
+        /* With the new configuration in place. */
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 if (!changed[i] || !sourceconf_creditable(&d->config.source[i], i))
                         continue;
-                autocredit_resolve(d, i);
                 if (daemon_source_start(d, i) == 0 && d->sources[i].collector)
                         log_info("source %s restarted with its new settings", config_source_name(i));
         }
@@ -145,8 +144,6 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 d->last_reload_error[0] = '\0';
         }
         config_done(&c);
-        /* After the new configuration is in: its [assessment] samples too. */
-        autocredit_recheck(d, "reload");
         daemon_post_change(d);
         sd_notify(false, "READY=1");
         return 0;

@@ -1,13 +1,14 @@
 /* sources.c - the loop's side of the sources: a collector created for each
- * credited source (at the credit autocredit.c decided) and started, and on
- * every wake-up their stats read, changes logged (self-test, health tests,
- * running check) and whether /dev/truerandom may serve decided.
+ * credited source (its windows judged by the daemon's gate under the
+ * configured credit or auto's cap) and started, and on every wake-up their
+ * stats read, changes logged (self-test, the gate's verdicts, health
+ * tests) and whether /dev/truerandom may serve decided.
  *
  * Invariant: /dev/truerandom serves only once every credited source that
  * can run has passed its startup test, and while at least min_healthy are
  * healthy. The collectors' threads only fill the store and wake the loop;
  * everything here runs on the loop.
- * Flow: config -> autocredit -> [sources] -> pool -> CRNG -> CUSE. */
+ * Flow: config -> [sources] -> pool -> CRNG -> CUSE. */
 #include "daemon-internal.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/sourceconf.h"
 #include "log.h"
@@ -44,33 +46,34 @@ static void log_selftest(ConfigSource id, const CollectorStats *st) {
                            "never credited", name, what);
 }
 
-/* The running check's events between two looks at the stats. */
-static void log_running_check(const char *name, uint32_t credit, const OnlineStats *was, const OnlineStats *now) {
-        LogFields f = { .source = name, .health_test = "MCV" };
-        double h = online_estimate_bits(now->last_max), c = credit / 1000.0, bound = fmin(2 * c, 8.0);
-        char why[96];
+/* The gate's verdicts between two looks at the stats: a refusal once per
+ * burst (the first refused window after a credited one), the way back
+ * once, and the credit in force when auto moved it. */
+static void log_gate(const char *name, const CollectorStats *was, const CollectorStats *now) {
+        LogFields f = { .source = name, .health_test = "GATE" };
+        const GateStats *g = &now->gate;
+        char need[64] = "";
 
-        if (now->stops > was->stops) {
-                /* Why it stopped is the stopping window's: later windows
-                 * may have ended before the loop looked. */
-                h = online_estimate_bits(now->stop_max);
-                if (now->stop_max > now->cutoff_stop)
-                        snprintf(why, sizeof(why), "below its credit (%.3f)", c);
-                else
-                        snprintf(why, sizeof(why), "below twice its credit (%.3f) for %u windows in a row", bound,
-                                 ONLINE_STOP_WINDOWS);
+        if (!g->policy.auto_credit)
+                snprintf(need, sizeof(need), " (credit %u.%03u needs %u.%03u)", g->policy.credit_mbits / 1000,
+                         g->policy.credit_mbits % 1000, 2 * g->policy.credit_mbits / 1000,
+                         2 * g->policy.credit_mbits % 1000);
+        if (g->refusals > was->gate.refusals)
                 log_fields(LOG_ERR, &f,
-                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) %s; "
-                           "crediting stopped and its unserved blocks purged until %u windows in a row are clean",
-                           name, h, ONLINE_WINDOW, why, ONLINE_RECOVER_WINDOWS);
-        } else if (now->flagged > was->flagged && (was->state == ONLINE_OK || was->state == ONLINE_PENDING))
-                log_fields(LOG_WARNING, &f,
-                           "source %s: running estimate %.3f bits/sample (most common value in %u samples) is below "
-                           "twice its credit (%.3f); still credited, stopped after %u such windows in a row",
-                           name, h, ONLINE_WINDOW, bound, ONLINE_STOP_WINDOWS);
-        if (was->state == ONLINE_STOPPED && now->state != ONLINE_STOPPED && now->stops == was->stops)
-                log_fields(LOG_NOTICE, &f, "source %s: running estimate back to %.3f bits/sample for %u windows; "
-                           "credited again", name, h, ONLINE_RECOVER_WINDOWS);
+                           "source %s: the running gate refused a window of %u samples: SP 800-90B estimate %.3f "
+                           "bits/sample%s; its samples are not credited and the source's unserved blocks were "
+                           "purged until a window passes",
+                           name, g->window, g->estimate, need);
+        else if (g->credited > was->gate.credited && was->state == SOURCE_REFUSED && now->state != SOURCE_REFUSED)
+                log_fields(LOG_NOTICE, &f,
+                           "source %s: the running gate credits it again: estimate %.3f bits/sample, credit "
+                           "%u.%03u bits/sample (%" PRIu64 " windows refused so far)",
+                           name, g->estimate, g->credit_mbits / 1000, g->credit_mbits % 1000, g->refused);
+        else if (g->credited > 0 && was->gate.credited == 0)
+                log_fields(LOG_INFO, &f,
+                           "source %s: the running gate credited its first window: estimate %.3f bits/sample, "
+                           "credit %u.%03u bits/sample",
+                           name, g->estimate, g->credit_mbits / 1000, g->credit_mbits % 1000);
 }
 
 static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
@@ -78,7 +81,7 @@ static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, con
         const CollectorStats *was = &slot->last;
         LogFields f = { .source = name };
 
-        log_running_check(name, now->credit_mbits, &was->online, &now->online);
+        log_gate(name, was, now);
 
         if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
                 f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
@@ -97,8 +100,9 @@ static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, con
                 log_fields(LOG_WARNING, &f, "source %s unavailable: %s", name, daemon_source_error(now->last_error));
         if (now->state == SOURCE_HEALTHY && was->state != SOURCE_HEALTHY) {
                 if (!slot->passed_startup)
-                        log_fields(LOG_INFO, &f, "source %s passed its startup health test (credit %u.%03u bits/sample)",
-                                   name, now->credit_mbits / 1000, now->credit_mbits % 1000);
+                        log_fields(LOG_INFO, &f, "source %s passed its startup health test (credit %u.%03u "
+                                   "bits/sample)", name, now->gate.credit_mbits / 1000,
+                                   now->gate.credit_mbits % 1000);
                 else
                         log_fields(LOG_NOTICE, &f, "source %s healthy again", name);
                 slot->passed_startup = true;
@@ -143,15 +147,33 @@ void daemon_refresh_sources(Daemon *d) {
         cusehub_set_trng_open(d->hub, d->trng_serving);
 }
 
+unsigned daemon_gate_threads(const Config *c) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned n = 0;
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                n += sourceconf_creditable(&c->source[i], i);
+        /* A source has at most one window with the gate at a time. */
+        if (cpus > 0 && n > (unsigned long) cpus)
+                n = (unsigned) cpus;
+        return MAX(n, 1U);
+}
+
 int daemon_source_start(Daemon *d, ConfigSource i) {
         SourceSlot *slot = &d->sources[i];
-        SourceParams p = sourceconf_params(&d->config.source[i]);
+        const SourceConfig *sc = &d->config.source[i];
+        SourceParams p = sourceconf_params(sc);
+        CollectorGate gate = {
+                .gate = d->gate,
+                .policy = { .auto_credit = sc->credit_auto, .credit_mbits = sc->credit_mbits,
+                            .cap_mbits = sc->credit_cap_mbits },
+                .window = d->config.gate_window,
+        };
         int r;
 
-        if (slot->credit.credit_mbits == 0 || slot->collector)
+        if (!sourceconf_creditable(sc, i) || slot->collector)
                 return 0;
-        r = collector_new(sourceconf_ops(i), &p, slot->credit.credit_mbits, i, d->store, daemon_wake, d,
-                          &slot->collector);
+        r = collector_new(sourceconf_ops(i), &p, &gate, i, d->store, daemon_wake, d, &slot->collector);
         if (r < 0)
                 return log_error_errno(r, "source %s%s", config_source_name(i), daemon_memlock_hint(r));
         collector_get_stats(slot->collector, &slot->last);
@@ -166,9 +188,6 @@ int daemon_create_collectors(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 int r;
 
-                if (!sourceconf_creditable(&d->config.source[i], i))
-                        continue;
-                autocredit_resolve(d, i);
                 r = daemon_source_start(d, i);
                 if (r < 0)
                         return r;
@@ -176,7 +195,6 @@ int daemon_create_collectors(Daemon *d) {
         return 0;
 }
 
-/* And the first assessment, with them. */
 int daemon_start_collectors(Daemon *d) {
         d->sources_started = true;
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {

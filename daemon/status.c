@@ -82,28 +82,35 @@ static struct json_object *selftest_json(const SelftestResult *st) {
         return finish(o, r);
 }
 
-/* The running check; null for a source that never ran (nothing credited). */
-static struct json_object *running_check_json(const CollectorStats *st) {
-        const OnlineStats *on = &st->online;
-        struct json_object *o;
+/* The running gate's verdicts on a credited source. */
+static struct json_object *gate_json(const CollectorStats *st) {
+        const GateStats *g = &st->gate;
+        struct json_object *o = json_object_new_object();
         int r = 0;
 
-        if (st->credit_mbits == 0)
-                return NULL;
-        o = json_object_new_object();
         if (!o)
                 return NULL;
-        ADD(o, "state", json_object_new_string(online_state_to_string(on->state)));
-        ADD(o, "window", json_object_new_uint64(ONLINE_WINDOW));
-        ADD(o, "windows", json_object_new_uint64(on->windows));
-        ADD(o, "flagged_windows", json_object_new_uint64(on->flagged));
-        ADD(o, "stops", json_object_new_uint64(on->stops));
-        ADD(o, "bound_bits", json_new_fixed(fmin(2.0 * st->credit_mbits / 1000.0, 8.0), 3));
-        /* null until the first window ends */
-        if (json_put_nullable(o, "estimate_bits", on->windows ? json_new_fixed(online_estimate_bits(on->last_max), 3)
-                                                                   : NULL) < 0)
+        ADD(o, "window", json_object_new_uint64(g->window));
+        ADD(o, "windows_credited", json_object_new_uint64(g->credited));
+        ADD(o, "windows_refused", json_object_new_uint64(g->refused));
+        ADD(o, "refusals", json_object_new_uint64(g->refusals));
+        /* null until the first verdict */
+        if (json_put_nullable(o, "last", g->credited + g->refused == 0 ? NULL
+                                         : json_object_new_string(st->state == SOURCE_REFUSED ? "refused" : "credited")) < 0 ||
+            json_put_nullable(o, "estimate_bits", isnan(g->estimate) ? NULL : json_new_fixed(g->estimate, 3)) < 0)
                 r = -ENOMEM;
         return finish(o, r);
+}
+
+/* How the source is credited, as configured: credit_origin "auto" (each
+ * window's half estimate, at most credit_cap_bits) or "explicit"
+ * (credit_cap_bits is then the credit a window needs twice of). */
+static int credit_policy_json(const SourceConfig *sc, uint32_t most_mbits, struct json_object *o) {
+        int r = 0;
+
+        ADD(o, "credit_origin", json_object_new_string(sc->credit_auto ? "auto" : "explicit"));
+        ADD(o, "credit_cap_bits", json_new_fixed(most_mbits / 1000.0, 3));
+        return r;
 }
 
 /* The moment a status shows. */
@@ -126,28 +133,25 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
         ADD(o, "name", json_object_new_string(config_source_name(i)));
         ADD(o, "enabled", json_object_new_boolean(sc->enable));
         if (!slot->collector) {
-                /* kernel: mixed into CRNG seeds, never credited; a source
-                 * being assessed, or whose assessment justified nothing or
-                 * failed: not credited; others: off. */
+                /* kernel: mixed into CRNG seeds, never credited; others:
+                 * off. */
                 ADD(o, "credited", json_object_new_boolean(false));
                 if (sc->enable && sourceconf_ops(i)->credit == SOURCE_CREDIT_NEVER)
                         ADD(o, "state", json_object_new_string("mixed"));
-                else if (autocredit_pending(slot))
-                        ADD(o, "state", json_object_new_string("assessing"));
-                else if (sc->enable && (slot->has_assessment || slot->assess_error))
-                        ADD(o, "state", json_object_new_string(source_state_to_string(SOURCE_UNAVAILABLE)));
                 else
                         ADD(o, "state", json_object_new_string("disabled"));
-                if (autocredit_source_json(d, i, o) < 0)
-                        r = -ENOMEM;
                 goto done;
         }
         /* The figures trng_serving is judged on in this moment. */
         ADD(o, "credited", json_object_new_boolean(true));
         ADD(o, "state", json_object_new_string(source_state_to_string(st->state)));
         ADD(o, "running", json_object_new_boolean(st->running));
-        ADD(o, "credit_bits", json_new_fixed(st->credit_mbits / 1000.0, 3));
-        if (autocredit_source_json(d, i, o) < 0)
+        /* In force: the last window's grant (0 before the first verdict, or
+         * refused); the policy's most is credit_cap_bits. */
+        ADD(o, "credit_bits", json_new_fixed(st->gate.credit_mbits / 1000.0, 3));
+        /* The most a window may get: as configured, or the source's own
+         * limit (an hwrng's rng_quality) where that is lower. */
+        if (credit_policy_json(sc, st->credit_mbits, o) < 0)
                 r = -ENOMEM;
         ADD(o, "samples", json_object_new_uint64(st->samples));
         ADD(o, "blocks", json_object_new_uint64(st->blocks));
@@ -166,7 +170,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
         if (json_put_nullable(o, "last_error",
                                    st->last_error ? json_object_new_string(daemon_source_error(st->last_error)) : NULL) < 0 ||
             json_put_nullable(o, "selftest", selftest_json(&st->selftest)) < 0 ||
-            json_put_nullable(o, "running_check", running_check_json(st)) < 0)
+            json_put_nullable(o, "gate", gate_json(st)) < 0)
                 r = -ENOMEM;
 done:
         return finish(o, r);

@@ -60,9 +60,6 @@ static void on_vm_generation(void *userdata, VmgenEvent event, VmgenChannel via)
                 log_notice("VM generation changed (%s): this machine was cloned or restored from a snapshot",
                            via == VMGEN_CHANNEL_UEVENT ? "uevent" : "kernel log");
         trigger_vm_generation(d);
-        /* Restored, perhaps on another host: what credit = auto measured
-         * may not hold here. */
-        autocredit_recheck(d, "VM generation change");
 }
 
 static void on_clock_jump(void *userdata, uint64_t slept_usec) {
@@ -71,8 +68,6 @@ static void on_clock_jump(void *userdata, uint64_t slept_usec) {
         log_notice("resumed after %" PRIu64 ".%01" PRIu64 " s asleep (CLOCK_BOOTTIME moved ahead of CLOCK_MONOTONIC): "
                    "reseeding the CRNG", slept_usec / USEC_PER_SEC, slept_usec / (USEC_PER_SEC / 10) % 10);
         trigger_resume(d);
-        /* A resume can bring another clocksource (the TSC found unstable). */
-        autocredit_recheck(d, "resume");
 }
 
 int daemon_start_watchers(Daemon *d) {
@@ -80,9 +75,6 @@ int daemon_start_watchers(Daemon *d) {
         char why[160];
         int r;
 
-        r = autocredit_start_recheck(d);
-        if (r < 0)
-                return r;
         r = clockjump_new(d->event, CLOCKJUMP_THRESHOLD_USEC, on_clock_jump, d, &d->clockjump);
         if (r < 0)
                 return log_error_errno(r, "resume detection");
