@@ -122,73 +122,37 @@ static bool positive(Obj *o, const char *key) {
         return ctl_status_get_number(o, key, &v) && v > 0;
 }
 
-/* Where the credit comes from and the estimate behind it (schema 3). */
+/* How the source is credited (schema 4): the policy, then the running
+ * gate's last verdict. */
 static void render_credit(Obj *s, FILE *out) {
-        Obj *est = ctl_status_get_object(s, "estimate");
-        const char *origin = ctl_status_get_string(s, "credit_origin");
-        char b1[16], b2[16], b3[16], date[11];
-        const char *when = ctl_status_get_string(est, "date"), *h, *bound, *samples;
+        Obj *g = ctl_status_get_object(s, "gate");
+        const char *origin = ctl_status_get_string(s, "credit_origin"), *last = ctl_status_get_string(g, "last");
+        char b1[16], b2[16], b3[16], b4[16], b5[16], b6[16];
 
-        if (!origin || !est)
+        if (!origin)
                 return;
-        /* "2026-12-03T13:13:31Z": the day is enough here. */
-        snprintf(date, sizeof(date), "%.10s", when ? when : "?");
-        h = fmt_decimal(est, "min_entropy", 3, b1);
-        bound = fmt_decimal(est, "bound_bits", 3, b2);
-        samples = fmt_count(est, "samples", b3);
         if (strcmp(origin, "auto") == 0)
-                status_line(out, "        credit auto: half of %s measured here (%s samples, %s)", h, samples, date);
-        else if (strcmp(origin, "capped") == 0)
-                status_line(out, "        credit capped: half of %s measured here is %s (%s)", h, bound,
-                            date);
-        else if (strcmp(origin, "explicit") == 0 && ctl_status_is_true(s, "credit_above_estimate"))
-                status_line(out, "        credit explicit, ABOVE half of %s measured here (%s, %s)", h, bound, date);
-        else if (strcmp(origin, "explicit") == 0)
-                status_line(out, "        credit explicit; half of %s measured here is %s (%s)", h, bound, date);
-        else if (!ctl_status_is_true(s, "credited"))
-                status_line(out, "        credit auto: %s measured here justifies no credit (%s)", h, date);
+                status_line(out, "        credit auto: half of each %s-sample window's estimate, at most %s",
+                            fmt_count(g, "window", b2), fmt_decimal(s, "credit_cap_bits", 3, b1));
+        else
+                status_line(out, "        credit %s: a window of %s counts if it measures twice that",
+                            fmt_decimal(s, "credit_cap_bits", 3, b1), fmt_count(g, "window", b2));
+        if (!g)
+                return;
+        if (!last)
+                status_line(out, "        gate: first window not judged yet");
+        else
+                status_line(out, "        gate: last %s at %s bits, credit %s; %s credited, %s refused",
+                            strcmp(last, "refused") == 0 ? "REFUSED" : "released",
+                            fmt_decimal(g, "estimate_bits", 3, b3), fmt_decimal(s, "credit_bits", 3, b4),
+                            fmt_count(g, "windows_credited", b5), fmt_count(g, "windows_refused", b6));
 }
 
-/* A running, queued or failed assessment. */
-static void render_assessment(Obj *s, FILE *out) {
-        Obj *as = ctl_status_get_object(s, "assessment");
-        const char *phase = ctl_status_get_string(as, "phase");
-        char b1[16], b2[16], b3[32], pb[12], err[56];
-        double captured, samples, done, total, elapsed, expected;
-
-        if (!phase)
-                return;
-        snprintf(pb, sizeof(pb), "%.11s", phase);
-        if (strcmp(phase, "failed") == 0) {
-                status_line(out, "        assessment failed: %s", clip(as, "error", err, 55));
-                return;
-        }
-        if (strcmp(phase, "queued") == 0) {
-                status_line(out, "        assessment queued behind another source's");
-                return;
-        }
-        b1[0] = '\0';
-        if (strcmp(phase, "capturing") == 0 && ctl_status_get_number(as, "captured", &captured) &&
-            ctl_status_get_number(as, "samples", &samples) && samples > 0)
-                snprintf(b1, sizeof(b1), " %.0f%%", 100.0 * captured / samples);
-        else if (strcmp(phase, "estimating") == 0 && ctl_status_get_number(as, "steps_done", &done) &&
-                 ctl_status_get_number(as, "steps_total", &total) && total > 0 && total < 1000)
-                snprintf(b1, sizeof(b1), " %.0f/%.0f", done, total);
-        if (ctl_status_get_number(as, "expected_s", &expected) && ctl_status_get_number(as, "elapsed_s", &elapsed) &&
-            expected >= 0 && expected < 1e9 && elapsed >= 0) {
-                snprintf(b3, sizeof(b3), "%.0f s left", expected > elapsed ? expected - elapsed : 0.0);
-                status_line(out, "        assessing on this machine: %s%s, about %s (%s samples)", pb, b1, b3,
-                            fmt_count(as, "samples", b2));
-        } else
-                status_line(out, "        assessing on this machine: %s%s (%s samples)", pb, b1,
-                            fmt_count(as, "samples", b2));
-}
-
-/* The self-test at open and the running check, under the source's line. */
+/* The self-test at open, under the source's line. */
 static void render_checks(Obj *s, FILE *out) {
-        Obj *t = ctl_status_get_object(s, "selftest"), *rc = ctl_status_get_object(s, "running_check");
-        const char *result = ctl_status_get_string(t, "result"), *state = ctl_status_get_string(rc, "state");
-        char r1[24], d1[72], c1[16], c2[16], c3[16], c4[16], c5[16];
+        Obj *t = ctl_status_get_object(s, "selftest");
+        const char *result = ctl_status_get_string(t, "result");
+        char r1[24], d1[72], c1[16], c2[16], c3[16];
         double samples, low;
 
         if (result && strcmp(result, "passed") != 0) {
@@ -202,15 +166,6 @@ static void render_checks(Obj *s, FILE *out) {
         } else if (result) {
                 status_line(out, "        self-test passed: %s words, none repeated", fmt_count(t, "words", c1));
         }
-        if (!state)
-                return;
-        if (strcmp(state, "pending") == 0)
-                status_line(out, "        running: pending (an estimate every %s samples)", fmt_count(rc, "window", c1));
-        else
-                status_line(out, "        running: %s, %s bits (bound %s), %s of %s flagged, %s stops",
-                            clip(rc, "state", r1, 8), fmt_decimal(rc, "estimate_bits", 3, c1),
-                            fmt_decimal(rc, "bound_bits", 3, c2), fmt_count(rc, "flagged_windows", c3),
-                            fmt_count(rc, "windows", c4), fmt_count(rc, "stops", c5));
 }
 
 static void render_source(Obj *s, FILE *out) {
@@ -223,8 +178,6 @@ static void render_source(Obj *s, FILE *out) {
                         status_line(out, "%-7s mixed into CRNG seeds, never credited", name);
                 else
                         status_line(out, "%-7s %s", name, state);
-                render_assessment(s, out);
-                render_credit(s, out);
                 return;
         }
         status_line(out, "%-7s %-19s %6s %10s %6s %6s %10s", name, state, fmt_decimal(s, "credit_bits", 3, c4),

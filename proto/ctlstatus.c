@@ -146,9 +146,10 @@ void ctl_status_count_sources(const CtlStatus *s, unsigned *ret_credited, unsign
                 credited++;
                 if (strcmp(state, "healthy") == 0)
                         healthy++;
-                /* failed-intermittent, failed-permanent: an unavailable source
-                 * (no RDSEED on this CPU) is how the machine is, not a fault. */
-                if (strncmp(state, "failed", 6) == 0)
+                /* failed-intermittent, failed-permanent, and refused by the
+                 * running gate: an unavailable source (no RDSEED on this
+                 * CPU) is how the machine is, not a fault. */
+                if (strncmp(state, "failed", 6) == 0 || strcmp(state, "refused") == 0)
                         failed++;
         }
         *ret_credited = credited;

@@ -100,69 +100,48 @@ static void test_status_version_2(void **state) {
         free(text);
 }
 
-/* Schema 3: where each credit comes from and the estimate behind it, and a
- * source being assessed. */
+/* Schema 4: how each credit is set, and the running gate's last verdict. */
 static void test_status_credit_origin(void **state) {
-        static const char est[] = "\"estimate\":{\"min_entropy\":1.311120,\"h_original\":1.311120,"
-                                  "\"h_bitstring\":0.193005,\"bound_bits\":0.655,\"samples\":1000000,"
-                                  "\"date\":\"2026-12-03T13:13:31Z\",\"age_s\":60,\"measured\":\"stored\"}";
-        char json[4096], *text;
+        char *text = render(
+                "{\"version\":4,\"ready\":true,\"sources\":["
+                "{\"name\":\"jitter\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.655,"
+                "\"credit_origin\":\"auto\",\"credit_cap_bits\":1.000,\"gate\":{\"window\":65536,"
+                "\"windows_credited\":12,\"windows_refused\":0,\"refusals\":0,\"last\":\"credited\","
+                "\"estimate_bits\":1.311}},"
+                "{\"name\":\"file\",\"credited\":true,\"state\":\"refused\",\"credit_bits\":0,"
+                "\"credit_origin\":\"explicit\",\"credit_cap_bits\":1.000,\"gate\":{\"window\":4096,"
+                "\"windows_credited\":3,\"windows_refused\":2,\"refusals\":1,\"last\":\"refused\","
+                "\"estimate_bits\":0.021}},"
+                "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"startup\",\"credit_bits\":0,"
+                "\"credit_origin\":\"explicit\",\"credit_cap_bits\":0.250,\"gate\":{\"window\":65536,"
+                "\"windows_credited\":0,\"windows_refused\":0,\"refusals\":0,\"last\":null,"
+                "\"estimate_bits\":null}}]}");
 
-        snprintf(json, sizeof(json),
-                 "{\"version\":3,\"ready\":true,\"sources\":["
-                 "{\"name\":\"jitter\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.655,"
-                 "\"credit_origin\":\"auto\",\"credit_cap_bits\":1.000,%s},"
-                 "{\"name\":\"file\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.500,"
-                 "\"credit_origin\":\"capped\",\"credit_cap_bits\":0.500,%s},"
-                 "{\"name\":\"hwrng\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.800,"
-                 "\"credit_origin\":\"explicit\",\"credit_above_estimate\":true,%s},"
-                 "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"healthy\",\"credit_bits\":0.250,"
-                 "\"credit_origin\":\"explicit\",\"estimate\":null}]}",
-                 est, est, est);
-        text = render(json);
         assert_fits(text);
-        assert_non_null(strstr(text, "        credit auto: half of 1.311 measured here (1.0M samples, 2026-12-03)\n"));
-        assert_non_null(strstr(text, "        credit capped: half of 1.311 measured here is 0.655 "
-                                     "(2026-12-03)\n"));
-        assert_non_null(strstr(text, "        credit explicit, ABOVE half of 1.311 measured here (0.655, 2026-12-03)\n"));
-        /* No estimate behind an explicit credit: nothing to say. */
-        assert_null(strstr(text, "rdseed  healthy              0.250          -      -      -          -\n        credit"));
-        free(text);
-
-        text = render("{\"version\":3,\"ready\":false,\"sources\":[{\"name\":\"jitter\",\"credited\":false,"
-                      "\"state\":\"assessing\",\"credit_origin\":\"pending\",\"estimate\":null,\"assessment\":"
-                      "{\"phase\":\"capturing\",\"reason\":\"no assessment stored yet\",\"samples\":1000000,"
-                      "\"captured\":450000,\"steps_done\":0,\"steps_total\":0,\"elapsed_s\":2.0,"
-                      "\"expected_s\":14.2}},"
-                      "{\"name\":\"file\",\"credited\":false,\"state\":\"unavailable\",\"credit_origin\":\"pending\","
-                      "\"estimate\":null,\"assessment\":{\"phase\":\"failed\",\"reason\":\"x\",\"error\":"
-                      "\"the source ended before the samples were in\"}}]}");
-        assert_fits(text);
-        assert_non_null(strstr(text, "jitter  assessing\n        assessing on this machine: capturing 45%, about 12 s left "
-                                     "(1.0M samples)\n"));
-        assert_non_null(strstr(text, "file    unavailable\n        assessment failed: the source ended before the "
-                                     "samples were in\n"));
+        assert_non_null(strstr(text, "        credit auto: half of each 65536-sample window's estimate, at most 1.000\n"
+                                     "        gate: last released at 1.311 bits, credit 0.655; 12 credited, 0 refused\n"));
+        assert_non_null(strstr(text, "        credit 1.000: a window of 4096 counts if it measures twice that\n"
+                                     "        gate: last REFUSED at 0.021 bits, credit 0.000; 3 credited, 2 refused\n"));
+        assert_non_null(strstr(text, "        credit 0.250: a window of 65536 counts if it measures twice that\n"
+                                     "        gate: first window not judged yet\n"));
         free(text);
 }
 
-/* A self-test that failed says which check and why, cut to its column;
- * a running check with no window yet says so. */
+/* A self-test that failed says which check and why, cut to its column. */
 static void test_status_checks(void **state) {
-        char *text = render("{\"version\":3,\"ready\":true,\"sources\":[{\"name\":\"jitter\",\"credited\":true,"
+        char *text = render("{\"version\":4,\"ready\":true,\"sources\":[{\"name\":\"jitter\",\"credited\":true,"
                             "\"state\":\"unavailable\",\"last_error\":\"sampler self-test failed\","
                             "\"selftest\":{\"result\":\"constant-low-bit\",\"detail\":\"low bit of the reduced delta "
                             "4092 of 4096 one value (limit 3840): a missed clock step\",\"window\":4096,"
-                            "\"low_bit\":4092},\"running_check\":null},"
+                            "\"low_bit\":4092}},"
                             "{\"name\":\"rdseed\",\"credited\":true,\"state\":\"startup\","
-                            "\"selftest\":{\"result\":\"passed\",\"words\":64},"
-                            "\"running_check\":{\"state\":\"pending\",\"window\":65536,\"estimate_bits\":null}}]}");
+                            "\"selftest\":{\"result\":\"passed\",\"words\":64}}]}");
 
         assert_fits(text);
         assert_non_null(strstr(text, "        last error: sampler self-test failed (- read errors)\n"
                                      "        self-test FAILED (constant-low-bit):\n"
                                      "          low bit of the reduced delta 4092 of 4096 one value (limit 3840): a m>\n"));
-        assert_non_null(strstr(text, "        self-test passed: 64 words, none repeated\n"
-                                     "        running: pending (an estimate every 65536 samples)\n"));
+        assert_non_null(strstr(text, "        self-test passed: 64 words, none repeated\n"));
         free(text);
 }
 
