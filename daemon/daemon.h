@@ -36,8 +36,6 @@ typedef struct DaemonHooks {
         /* Opens the kernel log for the VM generation watcher (an fd giving
          * one record per read, or -errno). NULL: /dev/kmsg. */
         int (*open_kmsg)(void *userdata);
-        /* How often the machine's identity is read again; 0: every 60 s. */
-        usec_t identity_check_usec;
         bool drop_privileges;     /* after setup keep no capability */
         /* config_path may be absent (no --config was given): a reload then
          * takes the defaults, as the start did, rather than failing. */

@@ -103,7 +103,9 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
         if (!c->source || intake_state(c->intake) == SOURCE_FAILED_PERMANENT)
                 return -ENODEV;
 
-        intake_prepare(c->intake);
+        r = intake_prepare(c->intake);
+        if (r < 0)
+                return r;
         n = MIN(max_samples, (size_t) COLLECTOR_CHUNK);
         got = c->ops->read(c->source, c->samples, n);
         if (got < 0) {

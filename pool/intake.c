@@ -418,11 +418,14 @@ static int intake_submit(Intake *in) {
 
 /* ---- feeding ----------------------------------------------------------- */
 
-void intake_prepare(Intake *in) {
+int intake_prepare(Intake *in) {
         /* The epoch before the read: a purge after it refuses the block. */
         if (store_epoch(in->store) != in->epoch)
                 intake_restart(in);
         in->stale = false;
+        /* A verdict that came in since the last feed counts now, not when
+         * the next samples come (a slow source, a FIFO gone quiet). */
+        return in->state == SOURCE_FAILED_PERMANENT ? 0 : intake_take_verdict(in, false);
 }
 
 int intake_feed(Intake *in, const uint8_t *samples, size_t n) {

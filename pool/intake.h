@@ -67,9 +67,10 @@ Intake *intake_free(Intake *in);
 DEFINE_FREEP(Intake, intake_free);
 
 /* Call right before reading the samples the next intake_feed() takes:
- * if the store was purged since the partial block began, it and the held
- * blocks start afresh. */
-void intake_prepare(Intake *in);
+ * if the store was purged since the partial block began, the windows, it
+ * and the held blocks start afresh; a verdict that is in is taken. 0, or
+ * -ESHUTDOWN once the store stopped. */
+int intake_prepare(Intake *in);
 
 /* Takes n > 0 raw samples, as read, into the filling window; passes on a
  * window whose verdict is in. Returns 0, or -ESHUTDOWN once the store

@@ -107,10 +107,12 @@ int fakedaemon_config(const FakeDaemon *fd, Config *ret) {
                 r = set_string(&c.state_directory, path);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
                 c.source[i].enable = false;
+        /* The smallest window: a verdict, and so the first block, soonest. */
+        c.gate_window = GATE_WINDOW_MIN;
         c.source[CONFIG_SOURCE_KERNEL].enable = true;
         c.source[CONFIG_SOURCE_FILE] = (SourceConfig){
                 .enable = true,
-                .credit_mbits = 8000,
+                .credit_mbits = FAKEDAEMON_CREDIT_MBITS,
                 .params = { .path = strdup(fd->samples), .loop = true },
         };
         if (r >= 0 && !c.source[CONFIG_SOURCE_FILE].params.path)

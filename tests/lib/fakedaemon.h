@@ -28,8 +28,12 @@
 #include "daemon/daemon.h"
 #include "fakekernel.h"
 
-/* Bytes in the sample file. */
+/* Bytes in the sample file (uniform, from a fixed seed). */
 #define FAKEDAEMON_SAMPLES (1U << 16)
+/* The file source's credit, millibits per sample: its windows of
+ * GATE_WINDOW_MIN uniform samples measure 5 to 6 bits, so the running gate
+ * credits every one of them at 2 (it needs twice that). */
+#define FAKEDAEMON_CREDIT_MBITS 2000U
 
 typedef struct FakeDaemon {
         char dir[64];                        /* scratch, removed by fakedaemon_free() */

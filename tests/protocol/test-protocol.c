@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/random.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -38,11 +39,13 @@
 #include <sodium.h>
 
 #include "config/config.h"
+#include "degrade.h"
 #include "daemon/daemon.h"
 #include "fakedaemon.h"
 #include "fakekernel.h"
 #include "fakeproc.h"
 #include "proto/ctlproto.h"
+#include "pool/gate.h"
 #include "proto/ctlstatus.h"
 
 /* Shown in the fake /proc; their pids are set in main(): this process and
@@ -75,7 +78,6 @@ typedef struct Harness {
         bool use_conf_file;
         bool conf_optional;          /* as truerandomd without --config */
         const char *sysfs;           /* the daemon's /sys: sysdir, or a test's own */
-        uint64_t identity_check_usec; /* 0: the daemon's own minute */
         FkFile trng, random, urandom;
 } Harness;
 
@@ -135,20 +137,6 @@ static void write_file(const char *path, const void *data, size_t n) {
         assert_int_equal(fclose(f), 0);
 }
 
-/* A small file's text, NUL-terminated (malloc'd). */
-static char *read_text(const char *path) {
-        FILE *f = fopen(path, "re");
-        char *text = calloc(1, 65536);
-        size_t n;
-
-        assert_non_null(f);
-        assert_non_null(text);
-        n = fread(text, 1, 65535, f);
-        assert_true(n > 0 && n < 65535);
-        fclose(f);
-        return text;
-}
-
 static void sleep_ms(unsigned ms) {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -185,8 +173,9 @@ static void make_proc(Harness *h) {
 static Harness *current;
 
 /* What every test starts from (fakedaemon_config()): only the file
- * source, credited 8 bits per sample, as fast as it goes, and a store of
- * 64 blocks; the caller adjusts before harness_start(). */
+ * source, credited FAKEDAEMON_CREDIT_MBITS per sample through the running
+ * gate's smallest windows, as fast as it goes, and a store of 64 blocks;
+ * the caller adjusts before harness_start(). */
 static Harness *harness_new(void) {
         Harness *h = calloc(1, sizeof(*h));
 
@@ -219,7 +208,6 @@ static int harness_start(Harness *h) {
         DaemonHooks hooks = {
                 .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
                 .sysfs_root = h->sysfs,
-                .identity_check_usec = h->identity_check_usec,
                 .open_kmsg = open_kmsg,
                 .userdata = h,
                 .config_optional = h->conf_optional,
@@ -283,11 +271,6 @@ static void harness_free(Harness *h) {
         assert_int_equal(violations, 0);
 }
 
-/* The running test's scratch directory besides its harness (credit =
- * auto keeps its state file and samples across harnesses), removed by the
- * teardown however the test ended. */
-static char scratch[64];
-
 /* A test that sends stderr to a file (to read what the daemon logged) and
  * fails before putting it back: teardown puts it back and copies the file
  * there, so that the failed assertion and the daemon's log are seen. */
@@ -306,8 +289,6 @@ static void copy_to_stderr(const char *path) {
 }
 
 static int teardown(void **state) {
-        char cmd[96];
-
         if (stderr_saved >= 0) {
                 fflush(stderr);
                 (void)dup2(stderr_saved, STDERR_FILENO);
@@ -318,12 +299,6 @@ static int teardown(void **state) {
         }
         if (current)
                 harness_free(current);
-        if (scratch[0]) {
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-                scratch[0] = '\0';
-                if (system(cmd) != 0)
-                        return -1;
-        }
         return 0;
 }
 
@@ -926,10 +901,12 @@ static void test_stop_answers_parked_readers(void **state) {
 static void write_conf(Harness *h, const char *text) {
         char full[1024];
         snprintf(full, sizeof(full),
-                 "[device]\ngroup = %u\n[control]\nsocket = %s/control\n[source.jitter]\nenable = no\n"
+                 "[pool]\ngate_window = %u\n[device]\ngroup = %u\n[control]\nsocket = %s/control\n"
+                 "[source.jitter]\nenable = no\n"
                  "[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
-                 "[source.file]\nenable = yes\ncredit = 8\nloop = yes\npath = %s\n%s",
-                 (unsigned)getgid(), h->dir, h->samples, text);
+                 "[source.file]\nenable = yes\ncredit = %u.%03u\nloop = yes\npath = %s\n%s",
+                 GATE_WINDOW_MIN, (unsigned)getgid(), h->dir, FAKEDAEMON_CREDIT_MBITS / 1000, FAKEDAEMON_CREDIT_MBITS % 1000,
+                 h->samples, text);
         write_file(h->conf, full, strlen(full));
 }
 
@@ -1194,7 +1171,7 @@ static void test_vm_generation_change_purges_store(void **state) {
         static const uint8_t seed[randombytes_SEEDBYTES] = { 'v', 'm', 'g', 'e', 'n' };
         Harness *h = harness_new();
         char path[200], fifo[160];
-        uint8_t samples[8192], buf[32];
+        uint8_t samples[2 * GATE_WINDOW_MIN], buf[32];
         const CtlStatusObject *vm, *st;
         uint64_t until;
         double fill;
@@ -1221,8 +1198,12 @@ static void test_vm_generation_change_purges_store(void **state) {
         w = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
         assert_true(w >= 0);
         randombytes_buf_deterministic(samples, sizeof(samples), seed);
-        /* Enough for the startup test, the first seed and a full store. */
-        assert_int_equal(write(w, samples, 4608), 4608);
+        /* Two windows: the first one judged (the gate takes its verdict
+         * while the second fills) fills the store after the startup test
+         * and the first seed. */
+        assert_int_equal(write(w, samples, sizeof(samples)), (ssize_t) sizeof(samples));
+        h->config.store_blocks = 16;
+        h->config.low_water = 4;
         free((char *) h->config.source[CONFIG_SOURCE_FILE].params.path);
         h->config.source[CONFIG_SOURCE_FILE].params.path = strdup(fifo);
         h->config.source[CONFIG_SOURCE_FILE].params.loop = false;
@@ -1234,7 +1215,7 @@ static void test_vm_generation_change_purges_store(void **state) {
         for (;;) {
                 j = control_status(h);
                 fill = json_number(j, "store", "fill");
-                if (fill >= 63 && !ctl_status_is_true(ctl_status_get_element(ctl_status_root(j), "sources", 4),
+                if (fill >= 15 && !ctl_status_is_true(ctl_status_get_element(ctl_status_root(j), "sources", 4),
                                                       "running"))
                         break;
                 ctl_status_free(j);
@@ -1270,10 +1251,10 @@ static void test_vm_generation_change_purges_store(void **state) {
         ctl_status_free(j);
 
         /* Fresh samples: the CRNG takes the first block, a reader the next.
-         * Blocks leave the collector once the health windows over their
-         * samples closed clean: enough for two APT windows of 512. */
+         * The windows read before the purge are gone: a whole new window
+         * must be judged before any of it counts. */
         randombytes_buf_deterministic(samples, sizeof(samples), (const uint8_t[randombytes_SEEDBYTES]){ 'n', 'e', 'w' });
-        assert_int_equal(write(w, samples, 1536), 1536);
+        assert_int_equal(write(w, samples, GATE_WINDOW_MIN), GATE_WINDOW_MIN);
         n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
         assert_int_equal(n, 32);
         close(w);
@@ -1334,76 +1315,9 @@ static void test_reseed_ioctl_before_readers(void **state) {
 }
 
 /* ------------------------------------------------------------------ */
-/* credit = auto                                                       */
-/* (the unit suite's test-assessment covers the state file and the     */
-/* decision; these run them in the daemon)                             */
-
-/* A stream of known min-entropy: 0 with probability 1/4, else one of the
- * other 255 values uniformly: exactly 2 bits per sample, so credit = auto
- * must come out just under 1 bit (half of what the estimators measure,
- * which is a little under 2), and never above. */
-static void make_biased(const char *path, size_t n) {
-        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'i', 'a', 's' };
-        uint8_t *raw = malloc(5 * n), *out = malloc(n);
-
-        assert_non_null(raw);
-        assert_non_null(out);
-        randombytes_buf_deterministic(raw, 5 * n, seed);
-        for (size_t i = 0; i < n; i++) {
-                uint32_t v;
-
-                memcpy(&v, raw + 5 * i + 1, sizeof(v));
-                out[i] = (raw[5 * i] & 3) == 0 ? 0 : (uint8_t)(1 + v % 255);
-        }
-        write_file(path, out, n);
-        free(out);
-        free(raw);
-}
-
-typedef struct AutoWorld {
-        char dir[64];
-        char state[96], samples[96], sys[96], clocksource[192];
-} AutoWorld;
-
-static void set_clocksource(AutoWorld *w, const char *name) {
-        write_file(w->clocksource, name, strlen(name));
-}
-
-static void auto_world_new(AutoWorld *w) {
-        char cmd[160];
-
-        snprintf(w->dir, sizeof(w->dir), "/tmp/truerandom-auto-XXXXXX");
-        assert_non_null(mkdtemp(w->dir));
-        snprintf(scratch, sizeof(scratch), "%s", w->dir);
-        snprintf(w->state, sizeof(w->state), "%s/state", w->dir);
-        snprintf(w->samples, sizeof(w->samples), "%s/biased.bin", w->dir);
-        snprintf(w->sys, sizeof(w->sys), "%s/sys", w->dir);
-        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/devices/system/clocksource/clocksource0'", w->sys);
-        assert_int_equal(system(cmd), 0);
-        snprintf(w->clocksource, sizeof(w->clocksource), "%s/devices/system/clocksource/clocksource0/current_clocksource",
-                 w->sys);
-        set_clocksource(w, "tsc\n");
-        make_biased(w->samples, 60000);
-}
-
-/* A harness whose only source is the file source on the biased stream,
- * paced so that an assessment takes at least half a second. */
-static Harness *auto_harness(AutoWorld *w, bool credit_auto, uint32_t credit_mbits) {
-        Harness *h = harness_new();
-        SourceConfig *f = &h->config.source[CONFIG_SOURCE_FILE];
-
-        free((char *) f->params.path);
-        f->params.path = strdup(w->samples);
-        f->credit_auto = credit_auto;
-        f->credit_mbits = credit_mbits;
-        f->credit_cap_mbits = 8000;
-        f->params.rate = 100000;
-        h->config.assess_samples = 50000;
-        free(h->config.state_directory);
-        h->config.state_directory = strdup(w->state);
-        h->sysfs = w->sys;
-        return h;
-}
+/* the running gate                                                    */
+/* (the unit suite's test-gate and test-collector judge windows and    */
+/* the intake; these run them in the daemon, against the replay)       */
 
 /* The file source's entry in a status. */
 static const CtlStatusObject *file_source(const CtlStatus *j) {
@@ -1424,13 +1338,21 @@ static double number(const CtlStatusObject *o, const char *key) {
         return v;
 }
 
-/* The file source's status once its `key` says `value` (within ms). */
-static CtlStatus *wait_file(Harness *h, const char *key, const char *value, unsigned ms) {
-        uint64_t until = now_ms() + ms;
+/* Windows the gate judged the file source's, in one status. */
+static unsigned judged(const CtlStatus *j) {
+        const CtlStatusObject *g = ctl_status_get_object(file_source(j), "gate");
+
+        return (unsigned) (number(g, "windows_credited") + number(g, "windows_refused"));
+}
+
+/* The file source's status once the gate judged `windows` of its windows
+ * (a minute at most: the verdicts come from data, not from time). */
+static CtlStatus *wait_judged(Harness *h, unsigned windows) {
+        uint64_t until = now_ms() + 60000;
 
         for (;;) {
                 CtlStatus *j = control_status(h);
-                if (strcmp(ctl_status_get_string(file_source(j), key), value) == 0)
+                if (judged(j) >= windows)
                         return j;
                 ctl_status_free(j);
                 assert_true(now_ms() < until);
@@ -1438,398 +1360,202 @@ static CtlStatus *wait_file(Harness *h, const char *key, const char *value, unsi
         }
 }
 
-static CtlStatus *wait_file_healthy(Harness *h, unsigned ms) {
-        return wait_file(h, "state", "healthy", ms);
+/* A file of `windows` windows of `window` samples: a stream of known
+ * min-entropy (0 with probability 1/4, else one of the other 255 values:
+ * exactly 2 bits per sample) up to window `uniform_from`, uniform after
+ * it. */
+static uint8_t *make_stream(const char *path, unsigned windows, unsigned window, unsigned uniform_from) {
+        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'i', 'a', 's' };
+        size_t n = (size_t) windows * window;
+        uint8_t *raw = malloc(5 * n), *out = malloc(n);
+
+        assert_non_null(raw);
+        assert_non_null(out);
+        randombytes_buf_deterministic(raw, 5 * n, seed);
+        for (size_t i = 0; i < n; i++) {
+                uint32_t v;
+
+                memcpy(&v, raw + 5 * i + 1, sizeof(v));
+                if (i >= (size_t) uniform_from * window)
+                        out[i] = raw[5 * i];
+                else
+                        out[i] = (raw[5 * i] & 3) == 0 ? 0 : (uint8_t)(1 + v % 255);
+        }
+        write_file(path, out, n);
+        free(raw);
+        return out;
 }
 
-static void test_auto_credit_file(void **state) {
-        AutoWorld w;
-        Harness *h;
-        CtlStatus *j;
-        const CtlStatusObject *f, *est, *as;
-        double credit, first;
-        uint8_t buf[100];
-        ssize_t n;
-        struct stat st;
-        char path[160];
+/* What `truerandomctl assess --gate` finds for window k of samples: the
+ * gate's own code, gate_judge(). */
+static GateVerdict replay(const uint8_t *samples, unsigned window, unsigned k, const GatePolicy *p) {
+        GateVerdict v;
 
-        auto_world_new(&w);
-
-        /* First start: nothing stored, so the source is assessed and not
-         * credited meanwhile; /dev/truerandom has nothing to serve. */
-        h = auto_harness(&w, true, 0);
-        assert_int_equal(harness_start(h), 0);
-        j = control_status(h);
-        f = file_source(j);
-        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
-        assert_false(ctl_status_is_true(f, "credited"));
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
-        as = ctl_status_get_object(f, "assessment");
-        assert_non_null(as);
-        assert_non_null(strstr(ctl_status_get_string(as, "reason"), "no assessment stored yet"));
-        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
-        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
-        ctl_status_free(j);
-
-        j = wait_file_healthy(h, 120000);
-        f = file_source(j);
-        est = ctl_status_get_object(f, "estimate");
-        credit = number(f, "credit_bits");
-        print_message("auto credit %.3f bits/sample from min-entropy %.6f (2 bits exactly)\n", credit,
-                      number(est, "min_entropy"));
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
-        assert_true(credit >= 0.94 && credit <= 1.0);
-        assert_true(number(est, "min_entropy") > 1.88 && number(est, "min_entropy") <= 2.0);
-        assert_true(number(est, "bound_bits") == credit);
-        assert_true(number(est, "samples") == 50000);
-        assert_string_equal(ctl_status_get_string(est, "measured"), "now");
-        assert_null(ctl_status_get_object(f, "assessment"));
-        ctl_status_free(j);
-        /* And it serves (1..n bytes: short reads are the device's way). */
-        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
-        assert_true(n >= 1 && n <= (ssize_t)sizeof(buf));
-        snprintf(path, sizeof(path), "%s/assessment.json", w.state);
-        assert_int_equal(stat(path, &st), 0);
-        first = credit;
-        harness_free(h);
-
-        /* Second start, same machine: the stored assessment, at once. */
-        h = auto_harness(&w, true, 0);
-        assert_int_equal(harness_start(h), 0);
-        j = control_status(h);
-        f = file_source(j);
-        assert_string_not_equal(ctl_status_get_string(f, "state"), "assessing");
-        assert_true(ctl_status_is_true(f, "credited"));
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
-        assert_true(number(f, "credit_bits") == first);
-        assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "stored");
-        ctl_status_free(j);
-        n = fk_read(h->fk[CUSEDEV_TRNG], &h->trng, buf, sizeof(buf));
-        assert_true(n >= 1 && n <= (ssize_t)sizeof(buf));
-        harness_free(h);
-
-        /* Another clocksource: not this assessment's machine any more. */
-        set_clocksource(&w, "hpet\n");
-        h = auto_harness(&w, true, 0);
-        assert_int_equal(harness_start(h), 0);
-        j = control_status(h);
-        f = file_source(j);
-        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
-        assert_non_null(strstr(ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason"),
-                               "clocksource was tsc, now hpet"));
-        ctl_status_free(j);
-        j = wait_file_healthy(h, 120000);
-        assert_string_equal(ctl_status_get_string(file_source(j), "credit_origin"), "auto");
-        ctl_status_free(j);
-        harness_free(h);
-
-        /* An explicit credit wins, and one above half the estimate is said. */
-        h = auto_harness(&w, false, 1500);
-        assert_int_equal(harness_start(h), 0);
-        j = wait_file_healthy(h, 30000);
-        f = file_source(j);
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "explicit");
-        assert_true(number(f, "credit_bits") == 1.5);
-        assert_true(ctl_status_is_true(f, "credit_above_estimate"));
-        assert_true(number(ctl_status_get_object(f, "estimate"), "bound_bits") < 1.0);
-        ctl_status_free(j);
-        harness_free(h);
-        h = auto_harness(&w, false, 500);
-        assert_int_equal(harness_start(h), 0);
-        j = wait_file_healthy(h, 30000);
-        f = file_source(j);
-        assert_false(ctl_status_is_true(f, "credit_above_estimate"));
-        assert_true(ctl_status_get_bool(f, "credit_above_estimate", &(bool){ false }));
-        ctl_status_free(j);
-        harness_free(h);
-
-        /* A damaged state file is not trusted: the source is assessed
-         * again, and says why. Stopped while it captures, the daemon ends
-         * at once and stores nothing. */
-        write_file(path, "{\"format\": \"truerandomd-assessment\", \"version\": 1, \"sources\": {\"file\": ",
-                   60);
-        h = auto_harness(&w, true, 0);
-        assert_int_equal(harness_start(h), 0);
-        j = control_status(h);
-        f = file_source(j);
-        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
-        assert_non_null(strstr(ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason"),
-                               "assessment.json is not JSON"));
-        ctl_status_free(j);
-        harness_free(h);
-        assert_int_equal(stat(path, &st), 0);
-        assert_int_equal(st.st_size, 60);
-
+        assert_int_equal(gate_judge(samples + (size_t) k * window, window, p, NULL, &v), 0);
+        return v;
 }
 
-/* A source whose assessment justifies nothing: a start that waited for it,
- * with no other credited source, ends as a start with none ends (the
- * daemon returns -ENOMEDIUM, exit status 1), and the next start refuses at
- * once, from the stored assessment. */
-static void test_auto_credit_justifies_nothing(void **state) {
-        uint8_t stuck[60000];
-        struct timespec until;
-        AutoWorld w;
-        Harness *h;
-
-        auto_world_new(&w);
-        memset(stuck, 'Z', sizeof(stuck));
-        write_file(w.samples, stuck, sizeof(stuck));
-        h = auto_harness(&w, true, 0);
-        assert_int_equal(harness_start(h), 0);
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 120;
-        assert_int_equal(pthread_timedjoin_np(h->daemon->thread, NULL, &until), 0);
-        h->daemon->running = false;
-        assert_int_equal(h->daemon->run_result, -ENOMEDIUM);
-        harness_free(h);
-
-        h = auto_harness(&w, true, 0);
-        assert_int_equal(harness_start(h), -ENOMEDIUM);
-        harness_free(h);
-}
-
-/* A reload that changes a source while it is being assessed: the running
- * assessment is told to stop and stores nothing (its settings are gone),
- * the loop goes on answering meanwhile, and the source is assessed anew
- * with the new settings and credited. */
-static void write_auto_conf(Harness *h, AutoWorld *w, unsigned rate, unsigned samples) {
-        char text[1024];
-
-        snprintf(text, sizeof(text),
-                 "[device]\ngroup = %u\n[control]\nsocket = %s/control\n"
-                 "[assessment]\nsamples = %u\nstate_directory = %s\n"
-                 "[source.jitter]\nenable = no\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
-                 "[source.file]\nenable = yes\ncredit = auto\nloop = yes\npath = %s\nrate = %u\n",
-                 (unsigned)getgid(), h->dir, samples, w->state, w->samples, rate);
-        write_file(h->conf, text, strlen(text));
-}
-
-/* auto_harness() run from a configuration file (so that a reload reads
- * it again) with rate and [assessment] samples. */
-static Harness *auto_conf_harness(AutoWorld *w, unsigned rate, unsigned samples) {
-        Harness *h = auto_harness(w, true, 0);
-        char *error = NULL;
-
-        write_auto_conf(h, w, rate, samples);
-        config_done(&h->config);
-        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
-        h->use_conf_file = true;
-        return h;
-}
-
-static void test_auto_reload_while_assessing(void **state) {
-        AutoWorld w;
-        Harness *h;
-        CtlStatus *j;
-        const CtlStatusObject *f;
-
-        auto_world_new(&w);
-        /* 50,000 samples at 10,000 a second: 5 s of capture. */
-        h = auto_conf_harness(&w, 10000, 50000);
-        assert_int_equal(harness_start(h), 0);
-        sleep_ms(500);
-        j = control_status(h);
-        assert_string_equal(ctl_status_get_string(file_source(j), "state"), "assessing");
-        ctl_status_free(j);
-
-        write_auto_conf(h, &w, 100000, 50000);
-        assert_int_equal(kill(getpid(), SIGHUP), 0);
-        j = wait_reload_status(h, 1);
-        f = file_source(j);
-        assert_string_equal(ctl_status_get_string(ctl_status_get_object(ctl_status_root(j), "reload"), "result"), "ok");
-        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
-        ctl_status_free(j);
-
-        j = wait_file_healthy(h, 120000);
-        f = file_source(j);
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
-        assert_true(number(f, "credit_bits") >= 0.94 && number(f, "credit_bits") <= 1.0);
-        assert_string_equal(ctl_status_get_string(ctl_status_get_object(f, "estimate"), "measured"), "now");
-        ctl_status_free(j);
-        harness_free(h);
-}
-
-/* Pending, not credited, nothing served, and why. */
-static void assert_pending_because(Harness *h, CtlStatus *j, const char *event, const char *why) {
-        const CtlStatusObject *f = file_source(j);
-        const char *reason = ctl_status_get_string(ctl_status_get_object(f, "assessment"), "reason");
-
-        assert_string_equal(ctl_status_get_string(f, "state"), "assessing");
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "pending");
-        assert_false(ctl_status_is_true(f, "credited"));
-        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
-        assert_non_null(reason);
-        print_message("pending: %s\n", reason);
-        assert_non_null(strstr(reason, event));
-        assert_non_null(strstr(reason, why));
-        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
-}
-
-/* Credited auto from an assessment made now, of `samples` samples; the
- * state file holds it for clocksource cs. */
-static void assert_credited_anew(Harness *h, AutoWorld *w, double samples, const char *cs) {
-        CtlStatus *j = wait_file_healthy(h, 120000);
-        const CtlStatusObject *f = file_source(j), *est = ctl_status_get_object(f, "estimate");
-        char path[160], *text, want[64];
-
-        assert_string_equal(ctl_status_get_string(f, "credit_origin"), "auto");
-        assert_true(number(f, "credit_bits") >= 0.94 && number(f, "credit_bits") <= 1.0);
-        assert_string_equal(ctl_status_get_string(est, "measured"), "now");
-        assert_true(number(est, "samples") == samples);
-        ctl_status_free(j);
-        snprintf(path, sizeof(path), "%s/assessment.json", w->state);
-        text = read_text(path);
-        snprintf(want, sizeof(want), "\"clocksource\": \"%s\"", cs);
-        assert_non_null(strstr(text, want));
-        free(text);
-}
-
-/* While the daemon runs, what its auto credit was measured for changes:
- * the clocksource (the kernel falls back from an unstable TSC), seen at a
- * reload and by the minute's identity check; then [assessment] samples
- * raised by a reload. Each time the source stops being credited at once
- * (pending, nothing served), says why, is assessed again, and is credited
- * from the new result, stored with the new identity. */
-static void test_auto_identity_change_at_run_time(void **state) {
-        AutoWorld w;
-        Harness *h;
-        CtlStatus *j;
-
-        auto_world_new(&w);
-        h = auto_conf_harness(&w, 100000, 50000);
-        assert_int_equal(harness_start(h), 0);
-        assert_credited_anew(h, &w, 50000, "tsc");
-
-        /* A reload reads the machine again. */
-        set_clocksource(&w, "hpet\n");
-        assert_int_equal(kill(getpid(), SIGHUP), 0);
-        j = wait_reload_status(h, 1);
-        assert_pending_because(h, j, "reload", "clocksource was tsc, now hpet");
-        ctl_status_free(j);
-        assert_credited_anew(h, &w, 50000, "hpet");
-
-        /* More samples asked: the one made from fewer is stale. */
-        write_auto_conf(h, &w, 100000, 55000);
-        assert_int_equal(kill(getpid(), SIGHUP), 0);
-        j = wait_reload_status(h, 2);
-        assert_pending_because(h, j, "reload", "made from 50000 samples, fewer than [assessment] samples = 55000");
-        ctl_status_free(j);
-        assert_credited_anew(h, &w, 55000, "hpet");
-        harness_free(h);
-
-        /* No reload: the timer finds the switch back. */
-        h = auto_conf_harness(&w, 100000, 55000);
-        h->identity_check_usec = 200000;
-        assert_int_equal(harness_start(h), 0);
-        j = wait_file_healthy(h, 30000);
-        assert_string_equal(ctl_status_get_string(ctl_status_get_object(file_source(j), "estimate"), "measured"),
-                            "stored");
-        ctl_status_free(j);
-        set_clocksource(&w, "tsc\n");
-        j = wait_file(h, "credit_origin", "pending", 10000);
-        assert_pending_because(h, j, "identity check", "clocksource was hpet, now tsc");
-        ctl_status_free(j);
-        assert_credited_anew(h, &w, 55000, "tsc");
-        harness_free(h);
-}
-
-/* A source that degrades while the daemon serves from it: two windows of
- * the running check good, then one value at 74 % of the samples, above
- * what its credit of 0.5 bit allows (2^-0.5 = 71 %). The running check
- * stops crediting it at the end of that window: its blocks are purged,
- * /dev/truerandom stops serving, and status says so in every field. */
-static void test_running_check_stops_truerandom(void **state) {
-        enum { WINDOW = 65536 };
+/* credit = auto: the credit in force is half of each window's estimate
+ * (at most the cap), window by window, and moves when the source does:
+ * windows of a 2-bit stream get just under 1, uniform ones far more.
+ * Every verdict the daemon shows is the replay's for the same window, to
+ * the status's 3 decimals. */
+static void test_gate_auto_credit_follows_source(void **state) {
+        const unsigned windows = 16, window = GATE_WINDOW_MIN;
+        const GatePolicy policy = { .auto_credit = true, .cap_mbits = 4000 };
         Harness *h = harness_new();
-        uint8_t *data = malloc(4 * WINDOW), buf[4096];
-        static const uint8_t seed[randombytes_SEEDBYTES] = { 'b', 'a', 'd' };
-        const CtlStatusObject *file, *rc;
-        uint64_t until = now_ms() + 60000;
-        char text[8192] = "";
-        int fd;
-        double v;
-        CtlStatus *j = NULL;
+        SourceConfig *f = &h->config.source[CONFIG_SOURCE_FILE];
+        char path[160];
+        uint8_t *samples;
+        bool low = false, high = false;
+        uint64_t until = now_ms() + 120000;
+        uint8_t buf[4096];
         FkFile nb;
 
-        assert_non_null(data);
-        randombytes_buf_deterministic(data, 4 * WINDOW, seed);
-        for (size_t i = 2 * WINDOW; i < 4 * WINDOW; i++)
-                if (data[i] < 190) /* 74 % */
-                        data[i] = 0x42;
-        write_file(h->samples, data, 4 * WINDOW);
-        free(data);
-        h->config.source[CONFIG_SOURCE_FILE].credit_mbits = 500;
-        /* What the daemon logs (to stderr here, as outside systemd). */
-        snprintf(stderr_log, sizeof(stderr_log), "%s/stderr", h->dir);
-        fflush(stderr);
-        stderr_saved = dup(STDERR_FILENO);
-        fd = open(stderr_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        assert_true(stderr_saved >= 0 && fd >= 0);
-        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-        close(fd);
+        snprintf(path, sizeof(path), "%s/stream.bin", h->dir);
+        samples = make_stream(path, windows, window, windows / 2);
+        free((char *) f->params.path);
+        f->params.path = strdup(path);
+        f->credit_auto = true;
+        f->credit_mbits = 0;
+        f->credit_cap_mbits = policy.cap_mbits;
+        /* Paced, so that the status sees windows of both halves go by. */
+        f->params.rate = 40000;
         assert_int_equal(harness_start(h), 0);
         nb = h->trng;
         nb.flags |= O_NONBLOCK;
 
-        /* Readers drain the store, so the source keeps sampling. */
-        for (;;) {
-                ssize_t n = fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf));
+        while (!(low && high)) {
+                CtlStatus *j = wait_judged(h, 1);
+                const CtlStatusObject *src = file_source(j), *g = ctl_status_get_object(src, "gate");
+                unsigned k = (judged(j) - 1) % windows;
+                GateVerdict v = replay(samples, window, k, &policy);
+                double credit = number(src, "credit_bits"), estimate = number(g, "estimate_bits");
 
-                assert_true(n > 0 || n == -EAGAIN);
+                assert_string_equal(ctl_status_get_string(src, "credit_origin"), "auto");
+                assert_true(number(src, "credit_cap_bits") == 4.0);
+                assert_true(fabs(estimate - v.estimate) <= 0.0005 + 1e-9);
+                assert_true(fabs(credit - v.credit_mbits / 1000.0) < 1e-9);
+                assert_true(credit <= v.estimate / 2);
+                if (k < windows / 2) {
+                        /* 2 bits exactly: the estimators find a little under. */
+                        assert_true(v.estimate > 1.6 && v.estimate <= 2.0);
+                        low = true;
+                } else {
+                        assert_true(v.estimate > 4.0);
+                        high = true;
+                }
                 ctl_status_free(j);
-                j = control_status(h);
-                rc = ctl_status_get_object(file_source(j), "running_check");
-                if (ctl_status_get_number(rc, "stops", &v) && v > 0)
-                        break;
                 assert_true(now_ms() < until);
-                if (n == -EAGAIN)
-                        sleep_ms(5);
+                /* A reader keeps the store asking for blocks, and so the
+                 * windows coming. */
+                while (fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)) > 0)
+                        ;
+                sleep_ms(50);
         }
-        file = file_source(j);
-        print_message("stopped after %.0f samples\n", ctl_status_get_number(file, "samples", &v) ? v : -1);
-        assert_string_equal(ctl_status_get_string(file, "state"), "failed-estimate");
-        assert_string_equal(ctl_status_get_string(rc, "state"), "stopped");
-        /* The source goes on sampling (readers wait): by the time status
-         * is asked, later windows may have been judged too. The file loops
-         * two good windows, two bad: never four good in a row to resume. */
-        assert_true(ctl_status_get_number(rc, "windows", &v) && v >= 3);
-        assert_true(ctl_status_get_number(rc, "flagged_windows", &v) && v >= 1);
-        assert_true(ctl_status_get_number(rc, "bound_bits", &v) && v == 1.0);
-        assert_true(ctl_status_get_number(rc, "estimate_bits", &v));
-        /* file sources have no self-test */
-        assert_null(ctl_status_get_object(file, "selftest"));
-        assert_false(ctl_status_is_true(ctl_status_root(j), "trng_serving"));
-        assert_int_equal(ctl_status_health(j), CTL_HEALTH_NOT_SERVING);
-        assert_true(ctl_status_get_number(ctl_status_get_object(ctl_status_root(j), "store"), "fill", &v) && v == 0);
-        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
-        ctl_status_free(j);
-
-        /* The loop logs when the collector wakes it, which may come after
-         * status showed the stop. */
-        until = now_ms() + 10000;
-        do {
-                ssize_t n;
-
-                fd = open(stderr_log, O_RDONLY | O_CLOEXEC);
-                assert_true(fd >= 0);
-                n = read(fd, text, sizeof(text) - 1);
-                close(fd);
-                text[n > 0 ? n : 0] = '\0';
-                if (strstr(text, "source file: running estimate "))
-                        break;
-                sleep_ms(10);
-        } while (now_ms() < until);
-        fflush(stderr);
-        assert_int_equal(dup2(stderr_saved, STDERR_FILENO), STDERR_FILENO);
-        close(stderr_saved);
-        stderr_saved = -1;
-        fputs(text, stderr);
-        assert_non_null(strstr(text, "source file: running estimate "));
-        assert_non_null(strstr(text, " below its credit (0.500); crediting stopped and its unserved blocks purged"));
+        free(samples);
         harness_free(h);
+}
+
+/* An explicit credit the source cannot back: every window refused, the
+ * source shown refused (a failed source: degraded), nothing served. */
+static void test_gate_refuses_short_source(void **state) {
+        const unsigned window = GATE_WINDOW_MIN;
+        Harness *h = harness_new();
+        SourceConfig *f = &h->config.source[CONFIG_SOURCE_FILE];
+        char path[160], buf[64];
+        uint8_t *samples;
+        CtlStatus *j;
+        const CtlStatusObject *src, *g;
+        FkFile nb;
+
+        snprintf(path, sizeof(path), "%s/stream.bin", h->dir);
+        /* 2 bits per sample: a credit of 1 needs 2 measured, and the
+         * estimators find a little under. */
+        samples = make_stream(path, 4, window, 4);
+        free((char *) f->params.path);
+        f->params.path = strdup(path);
+        f->credit_mbits = 1000;
+        assert_int_equal(harness_start(h), 0);
+
+        j = wait_judged(h, 6);
+        src = file_source(j);
+        g = ctl_status_get_object(src, "gate");
+        assert_string_equal(ctl_status_get_string(src, "state"), "refused");
+        assert_string_equal(ctl_status_get_string(g, "last"), "refused");
+        assert_true(number(g, "windows_credited") == 0);
+        assert_true(number(g, "refusals") == 1);
+        assert_true(number(src, "credit_bits") == 0);
+        assert_true(number(src, "blocks") == 0);
+        assert_true(replay(samples, window, 0, &(GatePolicy){ .credit_mbits = 1000 }).credit_mbits == 0);
+        ctl_status_free(j);
+        nb = h->trng;
+        nb.flags |= O_NONBLOCK;
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
+        free(samples);
+        harness_free(h);
+}
+
+/* Each failure class the most common value cannot see (tests/lib/
+ * degrade.h), fed through the daemon's file source: uniform windows, then
+ * degraded ones. The daemon's verdicts are the replay's, every degraded
+ * window is refused, and no block is served from the degraded segment:
+ * the refusal purges what the source stored, and after the file ended
+ * /dev/truerandom has nothing. */
+static void test_gate_refuses_degraded(void **state) {
+        const unsigned window = 8192, clean = 3, total = 6;
+        const GatePolicy policy = { .credit_mbits = 1000 };
+
+        for (Degrade k = DEGRADE_CHUNKS; k < _DEGRADE_MAX; k++) {
+                Harness *h = harness_new();
+                SourceConfig *f = &h->config.source[CONFIG_SOURCE_FILE];
+                size_t n = (size_t) total * window;
+                uint8_t *samples = malloc(n);
+                unsigned credited = 0;
+                char path[160], buf[64];
+                CtlStatus *j;
+                const CtlStatusObject *src, *g;
+                FkFile nb;
+
+                assert_non_null(samples);
+                degrade_fill(k, 0x5eed + k, (size_t) clean * window, samples, n);
+                snprintf(path, sizeof(path), "%s/%s.bin", h->dir, degrade_name(k));
+                write_file(path, samples, n);
+                for (unsigned w = 0; w < total; w++) {
+                        GateVerdict v = replay(samples, window, w, &policy);
+
+                        if (w >= clean && v.credit_mbits != 0)
+                                fail_msg("%s: the replay credits degraded window %u", degrade_name(k), w);
+                        credited += v.credit_mbits != 0;
+                }
+                assert_true(credited >= clean - 1);
+
+                free((char *) f->params.path);
+                f->params.path = strdup(path);
+                f->params.loop = false;
+                f->credit_mbits = policy.credit_mbits;
+                h->config.gate_window = window;
+                /* Room for every block the clean windows make. */
+                h->config.store_blocks = 1024;
+                h->config.low_water = 512;
+                assert_int_equal(harness_start(h), 0);
+
+                j = wait_judged(h, total);
+                src = file_source(j);
+                g = ctl_status_get_object(src, "gate");
+                print_message("%s: %u of %u windows credited, the degraded ones refused (last estimate %.3f)\n",
+                              degrade_name(k), credited, total, number(g, "estimate_bits"));
+                assert_true(number(g, "windows_credited") == credited);
+                assert_true(number(g, "windows_refused") == total - credited);
+                assert_string_equal(ctl_status_get_string(src, "state"), "refused");
+                assert_true(json_number(j, "store", "fill") == 0);
+                ctl_status_free(j);
+                nb = h->trng;
+                nb.flags |= O_NONBLOCK;
+                assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &nb, buf, sizeof(buf)), -EAGAIN);
+                free(samples);
+                harness_free(h);
+        }
 }
 
 static double store_number(Harness *h, const char *key) {
@@ -2402,11 +2128,9 @@ int main(void) {
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),
                 cmocka_unit_test_teardown(test_reseed_ioctl_before_readers, teardown),
-                cmocka_unit_test_teardown(test_auto_credit_file, teardown),
-                cmocka_unit_test_teardown(test_auto_reload_while_assessing, teardown),
-                cmocka_unit_test_teardown(test_auto_identity_change_at_run_time, teardown),
-                cmocka_unit_test_teardown(test_auto_credit_justifies_nothing, teardown),
-                cmocka_unit_test_teardown(test_running_check_stops_truerandom, teardown),
+                cmocka_unit_test_teardown(test_gate_auto_credit_follows_source, teardown),
+                cmocka_unit_test_teardown(test_gate_refuses_short_source, teardown),
+                cmocka_unit_test_teardown(test_gate_refuses_degraded, teardown),
                 cmocka_unit_test_teardown(test_reseed_storm_rate_limited, teardown),
                 cmocka_unit_test_teardown(test_held_reseed_falls_due, teardown),
                 cmocka_unit_test_teardown(test_long_dropin_read_signal, teardown),
