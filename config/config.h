@@ -155,6 +155,13 @@ void config_done(Config *c);
  * (at least 1). */
 unsigned config_max_parked_per_uid(const Config *c);
 
+/* "I[.F]": a decimal number in thousandths (credit = 0.5 is 500 millibits),
+ * further decimals dropped so that the value never exceeds what was
+ * written; at most max thousandths, and the largest whole value itself
+ * only with a zero fraction. 0, -EINVAL (not such a number) or -ERANGE.
+ * truerandomctl reads --credit and --cap with it, as the file reads them. */
+int config_parse_milli(const char *s, uint32_t max, uint32_t *ret);
+
 /* The row's name; NULL past the table. */
 const char *config_source_name(ConfigSource s);
 

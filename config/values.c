@@ -73,10 +73,7 @@ static int parse_mode(const char *s, mode_t *ret) {
         return 0;
 }
 
-/* "I[.F]": a decimal number in thousandths, further decimals dropped so
- * that the value never exceeds what was written; at most max thousandths,
- * and the largest whole value itself only with a zero fraction. */
-static int parse_milli(const char *s, uint32_t max, uint32_t *ret) {
+int config_parse_milli(const char *s, uint32_t max, uint32_t *ret) {
         uint32_t whole = 0, frac = 0;
         bool frac_nonzero = false;
         size_t digits = 0;
@@ -206,7 +203,7 @@ static int store_credit(Parser *p, const Key *k, const char *section, const char
                             "cannot judge: give a number of bits", section);
                 return -EINVAL;
         }
-        if (parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
+        if (config_parse_milli(value, CREDIT_MBITS_MAX, field) < 0) {
                 parser_fail(p, -EINVAL, p->lineno, "%s must be a decimal number of bits in [0, 8]", k->name);
                 return -EINVAL;
         }
@@ -221,7 +218,7 @@ static int store_credit_auto(Parser *p, const Key *k, const char *value, SourceC
                 sc->credit_mbits = 0;
                 return 0;
         }
-        if (parse_milli(value, CREDIT_MBITS_MAX, &mbits) < 0) {
+        if (config_parse_milli(value, CREDIT_MBITS_MAX, &mbits) < 0) {
                 parser_fail(p, -EINVAL, p->lineno, "%s must be auto or a decimal number of bits in [0, 8]", k->name);
                 return -EINVAL;
         }
@@ -233,7 +230,7 @@ static int store_credit_auto(Parser *p, const Key *k, const char *value, SourceC
 static int store_seconds(Parser *p, const Key *k, const char *value, usec_t *field) {
         uint32_t ms;
 
-        if (parse_milli(value, (uint32_t) k->max, &ms) < 0) {
+        if (config_parse_milli(value, (uint32_t) k->max, &ms) < 0) {
                 parser_fail(p, -EINVAL, p->lineno,
                             "%s must be a decimal number of seconds in [%llu, %llu], at most 3 decimals", k->name,
                             (unsigned long long) k->min / 1000, (unsigned long long) k->max / 1000);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assess-gate.h"
 #include "capture.h"
 #include "client.h"
 #include "config-build.h"
@@ -35,10 +36,10 @@ typedef struct Verb {
         bool root;                          /* the daemon serves it to root only */
         int (*run)(int argc, char *argv[], const CtlContext *ctx);
         const struct option *options;
-        /* The usage: up to two forms, each its synopsis and its line of help. */
+        /* The usage: up to three forms, each its synopsis and its line of help. */
         struct {
                 const char *synopsis, *help;
-        } usage[2];
+        } usage[3];
 } Verb;
 
 static const Verb own_verbs[] = {
@@ -50,7 +51,9 @@ static const Verb own_verbs[] = {
         { "assess", NULL, 0, 1, false, verb_assess, verb_assess_options,
           { { "SOURCE [--samples N] [--restart] [--json] [--direct]",
               "the SP 800-90B non-IID estimators on a capture" },
-            { "--file FILE [--bits B] [--json]", "the same on a capture file, no daemon needed" } } },
+            { "--file FILE [--bits B] [--json]", "the same on a capture file, no daemon needed" },
+            { "SOURCE|--file FILE --gate [--credit C|auto] [--cap C] [--window N]",
+              "the daemon's running gate replayed: each window's\nestimate and credit, what it would credit" } } },
 };
 
 /* own_verbs, then every control command that has none of them: filled by
@@ -165,10 +168,19 @@ static void usage(FILE *f) {
                 "  -o, --output FILE   raw: write samples to FILE (default: stdout)\n"
                 "  -f, --file FILE     assess: a capture file, one sample per byte\n"
                 "  -b, --bits B        assess --file: bits per sample, 1 to 8 (default 8)\n"
+                "      --gate          assess: windows judged as the running gate judges them\n"
+                "      --window N      assess --gate: N samples a window, %u..%u (default\n"
+                "                      %u); of a SOURCE, %u windows are captured unless\n"
+                "                      --samples says otherwise\n"
+                "      --credit C      assess --gate: auto (half the estimate, the default), or\n"
+                "                      C bits per sample, granted when the estimate is >= 2 C\n"
+                "      --cap C         assess --gate --credit auto: the most it grants (default\n"
+                "                      the source's credit_cap, else jitter's: %.1f)\n"
                 "  -h, --help          this help\n"
                 "      --version       print the version\n",
                 ctl_capture_sources(sources, sizeof(sources)), RUNSTATEDIR, CONFIG_DEFAULT_PATH,
-                CTL_RAW_SAMPLES_DEFAULT, CTL_RESTART_ROWS, CTL_RESTART_SAMPLES);
+                CTL_RAW_SAMPLES_DEFAULT, CTL_RESTART_ROWS, CTL_RESTART_SAMPLES, GATE_WINDOW_MIN, GATE_WINDOW_MAX,
+                GATE_WINDOW_DEFAULT, ASSESS_GATE_WINDOWS_DEFAULT, assess_gate_default_cap(NULL) / 1000.0);
 }
 
 /* ---- finding the verb --------------------------------------------------------------- */

@@ -69,11 +69,13 @@ int gate_judge(const uint8_t *samples, size_t n, const GatePolicy *p, const atom
         if (p->auto_credit ? p->cap_mbits == 0 || p->cap_mbits > CREDIT_MBITS_MAX
                            : p->credit_mbits == 0 || p->credit_mbits > CREDIT_MBITS_MAX)
                 return -EINVAL;
+        if (p->bits > 8)
+                return -EINVAL;
         ret->samples = (uint32_t) n;
         ret->estimate = NAN;
         ret->credit_mbits = 0;
         ret->error = 0;
-        r = ea_non_iid_progress(samples, n, 8, judge_progress, (void *) cancel, &report);
+        r = ea_non_iid_progress(samples, n, p->bits ? p->bits : 8, judge_progress, (void *) cancel, &report);
         if (r == -ECANCELED)
                 return r;
         if (r < 0) {

@@ -45,6 +45,10 @@ typedef struct GatePolicy {
         bool auto_credit;          /* credit = auto */
         uint32_t credit_mbits;     /* credit = C, millibits per sample (auto: unused) */
         uint32_t cap_mbits;        /* auto: the most it grants (1..8000) */
+        /* Bits per sample the estimators judge, 1..8; 0 means 8. The daemon
+         * leaves it 0 (a source's samples have 8 bits); `truerandomctl
+         * assess --gate --file --bits B` replays a capture of B-bit samples. */
+        unsigned bits;
 } GatePolicy;
 
 typedef struct GateVerdict {
@@ -59,9 +63,10 @@ typedef struct GateVerdict {
  * millibits per sample, 0 for a refusal (NAN and h <= 0 included). */
 uint32_t gate_credit(const GatePolicy *p, double h);
 
-/* Judges samples[0..n) (8-bit samples, GATE_WINDOW_MIN <= n <=
+/* Judges samples[0..n) (p->bits-bit samples, GATE_WINDOW_MIN <= n <=
  * GATE_WINDOW_MAX): writes the estimate and the credit p grants into
- * *ret (start is left to the caller). 0, or -EINVAL on bad arguments; an
+ * *ret (start is left to the caller). 0, or -EINVAL on bad arguments
+ * (p->bits above 8 included); an
  * estimator failure (-ENOMEM) is a refusal with ret->error set, not an
  * error of the call. cancel (may be NULL) is read between estimator
  * steps: once true, the judging stops with -ECANCELED. */

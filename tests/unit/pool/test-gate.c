@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "degrade.h"
+#include "estimate-datasets.h"
 #include "pool/gate.h"
 
 #define W 8192U
@@ -42,6 +43,35 @@ static void test_credit(void **state) {
         assert_int_equal(gate_credit(&quarter, 0.5), 250);
         assert_int_equal(gate_credit(&quarter, 0.499), 0);
         assert_int_equal(gate_credit(&quarter, NAN), 0);
+}
+
+/* bits: the estimators judge B-bit samples (min(H_original, B x
+ * H_bitstring)); 0 is 8, the daemon's; above 8 is refused. Uniform 4-bit
+ * samples hold at most 4 bits each: judged as 4-bit samples the estimate
+ * is about 3 on a window this small; judged as bytes, their four constant
+ * bits pull the bitstring estimate, and so the verdict, far below. */
+static void test_bits(void **state) {
+        GatePolicy four = credit_auto, eight = credit_auto, nine = credit_auto;
+        uint8_t *s = malloc(W);
+        GateVerdict v4, v8, v0;
+        EaRng rng;
+
+        assert_non_null(s);
+        four.bits = 4;
+        eight.bits = 8;
+        nine.bits = 9;
+        ea_rng_seed(&rng, 0x4b17);
+        for (size_t i = 0; i < W; i++)
+                s[i] = (uint8_t) (ea_rng_next(&rng) >> 60);
+        assert_int_equal(gate_judge(s, W, &nine, NULL, &v4), -EINVAL);
+        assert_int_equal(gate_judge(s, W, &four, NULL, &v4), 0);
+        assert_int_equal(gate_judge(s, W, &eight, NULL, &v8), 0);
+        assert_int_equal(gate_judge(s, W, &credit_auto, NULL, &v0), 0);
+        printf("# 4-bit uniform: %.6f as 4-bit samples, %.6f as bytes\n", v4.estimate, v8.estimate);
+        assert_true(v4.estimate > 2.5 && v4.estimate <= 4.0);
+        assert_true(v8.estimate < v4.estimate - 1.0);
+        assert_true(v0.estimate == v8.estimate);
+        free(s);
 }
 
 static void test_bad_arguments(void **state) {
@@ -185,6 +215,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_credit),
                 cmocka_unit_test(test_bad_arguments),
+                cmocka_unit_test(test_bits),
                 cmocka_unit_test(test_failure_classes),
                 cmocka_unit_test(test_iid_not_refused),
                 cmocka_unit_test(test_workers_agree),
