@@ -185,6 +185,9 @@ int daemon_source_start(Daemon *d, ConfigSource i) {
 }
 
 int daemon_create_collectors(Daemon *d) {
+        if (d->config.assess_samples != CONFIG_ASSESS_SAMPLES_DEFAULT)
+                log_notice("[assessment] samples is no longer used: no stored assessment grants credit; the running "
+                           "gate judges every window of %u samples ([pool] gate_window)", d->config.gate_window);
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 int r;
 
