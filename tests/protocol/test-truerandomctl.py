@@ -49,25 +49,23 @@ def source(name, state="healthy", credited=True):
     if not credited:
         return {"name": name, "enabled": True, "credited": False, "state": state}
     return {"name": name, "enabled": True, "credited": True, "state": state, "running": True,
-            "credit_bits": 0.3, "samples": 123456789, "blocks": 1000, "credited_bits": 320000,
+            "credit_bits": 0.0 if state == "refused" else 0.3, "samples": 123456789, "blocks": 1000, "credited_bits": 320000,
             "credited_bits_per_s": 1234.5,
             "failures": {"rct": 0, "apt": 2, "permanent_rct": 0,
                          "permanent_apt": 1 if state == "failed-permanent" else 0},
             "read_errors": 0, "last_error": None,
             "credit_origin": "auto", "credit_cap_bits": 1.0,
-            "estimate": {"min_entropy": 0.6, "h_original": 0.6, "h_bitstring": 0.1, "bound_bits": 0.3,
-                         "samples": 1000000, "date": "2026-12-03T13:13:31Z", "age_s": 86400, "measured": "stored"},
             "selftest": {"result": "passed", "detail": "passed (step 2, ...)", "step": 2, "warmup": 8192,
                          "window": 4096, "backwards": 0, "zero_deltas": 0, "distinct": 190, "stuck": 301,
                          "low_bit": 2101, "lag": 5, "lag_match": 181, "row_max": 61},
-            "running_check": {"state": "stopped" if state == "failed-estimate" else "ok", "window": 65536,
-                              "windows": 153, "flagged_windows": 5 if state == "failed-estimate" else 0,
-                              "stops": 1 if state == "failed-estimate" else 0, "bound_bits": 0.6,
-                              "estimate_bits": 0.412 if state == "failed-estimate" else 4.312}}
+            "gate": {"window": 65536, "windows_credited": 153, "windows_refused": 5 if state == "refused" else 0,
+                     "refusals": 1 if state == "refused" else 0,
+                     "last": "refused" if state == "refused" else "credited",
+                     "estimate_bits": 0.412 if state == "refused" else 4.312}}
 
 
 SERVING = {
-    "version": 3, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
+    "version": 4, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
     "trng_serving": True, "min_healthy": 1,
     "reload": {"count": 1, "result": "ok", "age_s": 12.5, "error": None},
     "sources": [source("jitter"), source("hwrng"), source("kernel", "mixed", False),
@@ -94,8 +92,8 @@ def variant(change):
 
 
 DEGRADED = variant(lambda s: s["sources"].__setitem__(1, source("hwrng", "failed-permanent")))
-# The running check stopped crediting jitter: degraded too.
-ESTIMATE = variant(lambda s: s["sources"].__setitem__(0, source("jitter", "failed-estimate")))
+# The running gate refused jitter's last window: degraded too.
+ESTIMATE = variant(lambda s: s["sources"].__setitem__(0, source("jitter", "refused")))
 STARTING = variant(lambda s: s.update(ready=False, trng_serving=False))
 CLOSED = variant(lambda s: s.update(trng_serving=False))
 # One source left healthy of the two that min_healthy 2 asks for, yet an old
@@ -244,7 +242,7 @@ with tempfile.TemporaryDirectory() as tmp:
     stuck_thread = threading.Thread(target=stuck_status)
     stuck_thread.start()
     for name, status, verdict in (("serving", SERVING, 0), ("degraded", DEGRADED, 1),
-                                  ("running check stopped", ESTIMATE, 1),
+                                  ("gate refused a window", ESTIMATE, 1),
                                   ("fewer than min_healthy", UNDER_MIN, 1), ("starting", STARTING, 2),
                                   ("/dev/truerandom closed", CLOSED, 2), ("reload refused", REFUSED, 0)):
         d = FakeDaemon(sock, b"ok " + json.dumps(status).encode())
@@ -266,8 +264,8 @@ with tempfile.TemporaryDirectory() as tmp:
                     check(len(refused) == 1 and refused[0].endswith(">"),
                           "refused reload shown, its cut line marked: %r" % refused)
                 if status is ESTIMATE:
-                    check(any(l == "        running: stopped, 0.412 bits (bound 0.600), 5 of 153 flagged, "
-                                   "1 stops" for l in lines), "text shows the running check stopped")
+                    check(any(l == "        gate: last REFUSED at 0.412 bits, credit 0.000; 153 credited, 5 refused"
+                              for l in lines), "text shows the gate's refusal")
                     check(any(l.startswith("        self-test passed: step 2, 190 values") for l in lines),
                           "text shows the self-test")
                 if status is CLOSED:
