@@ -3,7 +3,7 @@
 # /checks/NN-*.sh in turn, after its helpers; each file ends with its
 # run_check line, which run-vm-suite.sh also reads for the list it expects.
 # ---- 18. a reseed storm ------------------------------------------------------
-# The file source paced as for check 12 (~31 blocks/s). Two 10 s runs of a
+# The file source paced at ~31 blocks/s (storm.conf). Two 10 s runs of a
 # reader of /dev/truerandom, the second with root calling RNDRESEEDCRNG
 # (at least 10,000 times) all along: the storm may take one block per
 # min_reseed_interval (1 s), and the reader keeps >= 90 % of its bytes.
@@ -26,7 +26,7 @@ storm_run() {
 
 check_storm() {
         ok=0
-        start_daemon starve.conf /tmp/storm.log || { note "no $TRNG"; return 1; }
+        start_daemon storm.conf /tmp/storm.log || { note "no $TRNG"; return 1; }
         wait_value crng.seeded true 300 || { note "CRNG not seeded after $WAITED s"; return 1; }
         storm_run calm
         storm_run rough storm
