@@ -714,6 +714,7 @@ static void check_auto(Degrade kind, uint32_t cap) {
         enum { WINDOWS = 4 };
         uint8_t *data = malloc((size_t) WINDOWS * W);
         GatePolicy policy = { .auto_credit = true, .cap_mbits = cap };
+        uint32_t most = 0;
         CollectorStats st;
         Collector *c;
         Store *s;
@@ -734,6 +735,7 @@ static void check_auto(Degrade kind, uint32_t cap) {
                 assert_int_equal(st.gate.credit_mbits, gate_credit(&policy, st.gate.estimate));
                 assert_true(st.gate.credit_mbits <= cap);
                 assert_true(st.gate.credit_mbits <= st.gate.estimate * 500.0);
+                most = MAX(most, st.gate.credit_mbits);
                 if (w <= 2)
                         assert_int_equal(st.gate.credit_mbits, MIN(cap, (uint32_t) (st.gate.estimate * 500.0)));
                 else if (kind != DEGRADE_NONE)
@@ -741,6 +743,9 @@ static void check_auto(Degrade kind, uint32_t cap) {
         }
         assert_true(st.blocks > 0);
         assert_true(st.credited_mbits >= st.blocks * CONDITIONER_BLOCK_MBITS);
+        /* Conditioned at each window's grant, not at the cap: no more
+         * blocks than the credited samples hold at the largest grant. */
+        assert_true(st.blocks * CONDITIONER_BLOCK_MBITS <= ((uint64_t) WINDOWS * W - HEALTH_STARTUP_SAMPLES) * most);
 
         collector_free(c);
         store_free(s);
