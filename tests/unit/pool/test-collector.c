@@ -1,15 +1,26 @@
-/* test-collector.c - the collector end to end with real health tests,
+/* test-collector.c - the collector end to end with the real running gate
+ * (one worker, windows of GATE_WINDOW_MIN samples), health tests,
  * conditioner and store, fed by deterministic sources:
  *   - accounting: blocks come from exactly the credited samples after the
- *     startup test, each with >= 320 credited bits, and what is served never
- *     exceeds 0.8 bit per credited bit;
- *   - fail closed: a stuck source makes nothing and is disabled; a source
- *     that goes stuck loses its unserved blocks;
+ *     startup test, only once the gate's verdict on their window is in,
+ *     each with >= 320 credited bits, and what is served never exceeds 0.8
+ *     bit per credited bit;
+ *   - the gate: i.i.d. windows are credited (auto: at most half the
+ *     estimate); windows of each failure class the most common value
+ *     cannot see (tests/lib/degrade.h) are refused, put nothing in the
+ *     store and purge what the source had there; uniform data is credited
+ *     again; a stop while a window is with the gate neither hangs nor leaks;
+ *   - fail closed: what the gate lets through the health tests still
+ *     catch (a crafted APT window), failing windows take their blocks with
+ *     them; a stuck source is refused; a purge of the whole store drops the
+ *     windows read before it;
  *   - no spinning: an erroring device is retried with backoff, counted in
  *     read calls over a window (a spinning thread would make millions);
  *   - on demand: a full store with no demand means no reads at all.
- * Faults are injected by wrapping read(); thread tests wait for conditions
- * with generous bounds and never assert on elapsed time. */
+ * Stepped tests take each verdict with collector_finish() so that what
+ * they assert does not depend on how fast the gate's worker is. Faults are
+ * injected by wrapping read(); thread tests wait for conditions with
+ * generous bounds and never assert on elapsed time. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -21,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,11 +41,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "degrade.h"
 #include "pool/collector.h"
 #include "pool/conditioner.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Samples per window: the smallest keeps the suite quick (valgrind too). */
+#define W GATE_WINDOW_MIN
 
 /* ---- wrapped read ----------------------------------------------------- */
 
@@ -54,11 +70,25 @@ ssize_t __wrap_read(int fd, void *buf, size_t n) {
         return __real_read(fd, buf, n);
 }
 
-static int reset_fake(void **state) {
+/* ---- the gate ----------------------------------------------------------- */
+
+/* Made for each test, freed after its collectors. */
+static Gate *gate;
+
+static int setup(void **state) {
         atomic_store(&reads, 0);
         atomic_store(&read_error, 0);
+        return gate_new(1, &gate);
+}
+
+static int teardown(void **state) {
+        gate = gate_free(gate);
         return 0;
 }
+
+#define CREDIT(mbits) (&(CollectorGate) { .gate = gate, .policy = { .credit_mbits = (mbits) }, .window = W })
+#define CREDIT_AUTO(cap) \
+        (&(CollectorGate) { .gate = gate, .policy = { .auto_credit = true, .cap_mbits = (cap) }, .window = W })
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -66,15 +96,6 @@ static atomic_uint wakes;
 
 static void count_wake(void *userdata) {
         atomic_fetch_add(&wakes, 1);
-}
-
-static void fill_seeded(uint8_t *buf, size_t n, uint64_t seed) {
-        for (size_t i = 0; i < n; i++) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                buf[i] = (uint8_t) (seed >> 32);
-        }
 }
 
 typedef struct Tmp {
@@ -111,14 +132,31 @@ static void tmp_free(Tmp *t) {
         assert_int_equal(rmdir(t->dir), 0);
 }
 
-/* good samples then `stuck` copies of one value */
+/* good (i.i.d. uniform) samples then `stuck` copies of one value */
 static uint8_t *make_samples(size_t good, size_t stuck, uint64_t seed) {
         uint8_t *s = malloc(good + stuck);
 
         assert_non_null(s);
-        fill_seeded(s, good, seed);
+        degrade_fill(DEGRADE_NONE, seed, 0, s, good);
         memset(s + good, 0x42, stuck);
         return s;
+}
+
+/* The window at w (i.i.d. from seed), with `zeros` zeros spread evenly
+ * over the APT window at offset 1024, its first sample one of them: at
+ * credit 1, 325 fail the APT's 2^-30 cutoff, 355 its 2^-60 one; spread
+ * out, neither run nor repeat shows, and the gate credits the window
+ * (seed 77: estimate 2.08 at 355 zeros). */
+static void fill_apt_window(uint8_t *w, uint64_t seed, unsigned zeros) {
+        degrade_fill(DEGRADE_NONE, seed, 0, w, W);
+        for (unsigned i = 0; i < HEALTH_APT_WINDOW; i++) {
+                uint8_t *p = w + 1024 + i;
+
+                if (i == 0 || i * zeros / HEALTH_APT_WINDOW != (i + 1) * zeros / HEALTH_APT_WINDOW)
+                        *p = 0;
+                else if (*p == 0)
+                        *p = 1;
+        }
 }
 
 static void sleep_ms(unsigned ms) {
@@ -127,12 +165,12 @@ static void sleep_ms(unsigned ms) {
         nanosleep(&ts, NULL);
 }
 
-/* Waits up to ~10 s for cond(); a broken collector fails here instead of
- * hanging the suite. */
+/* Waits up to ~20 s for cond(); a broken collector fails here instead of
+ * hanging the suite (a window takes the gate ~1 s under valgrind). */
 #define WAIT_FOR(cond)                                                          \
         do {                                                                    \
                 unsigned waited_ = 0;                                           \
-                while (!(cond) && waited_ < 10000) {                            \
+                while (!(cond) && waited_ < 20000) {                            \
                         sleep_ms(5);                                            \
                         waited_ += 5;                                           \
                 }                                                               \
@@ -181,12 +219,84 @@ static uint64_t settled_after(const uint8_t *data, size_t n) {
         return MIN((uint64_t) (n - n % HEALTH_APT_WINDOW), (uint64_t) run);
 }
 
+/* The index of the first sample the health tests at `credit` call
+ * creditable after their last failure in data[0..n): where the first block
+ * after an intermittent failure must begin. */
+static size_t first_ok_after_failure(const uint8_t *data, size_t n, uint32_t credit) {
+        HealthTest h;
+        size_t first = SIZE_MAX;
+        bool failed = false;
+
+        assert_int_equal(health_init(&h, credit), 0);
+        for (size_t i = 0; i < n; i++) {
+                HealthVerdict v = health_feed(&h, data[i]);
+
+                if (health_verdict_failed(v)) {
+                        failed = true;
+                        first = SIZE_MAX;
+                } else if (failed && v == HEALTH_OK && first == SIZE_MAX)
+                        first = i;
+        }
+        assert_true(failed);
+        assert_true(first != SIZE_MAX);
+        return first;
+}
+
 /* Steps exactly up to `until` samples in total. */
 static void step_until(Collector *c, uint64_t until) {
         CollectorStats st;
 
         for (collector_get_stats(c, &st); st.samples < until; collector_get_stats(c, &st))
                 assert_true(collector_step(c, MIN(4096, until - st.samples)) > 0);
+}
+
+/* Steps up to the end of window `windows` and takes its verdict: every
+ * window read so far is judged and passed on, however fast the gate. */
+static void step_windows(Collector *c, unsigned windows) {
+        step_until(c, (uint64_t) windows * W);
+        assert_int_equal(collector_finish(c), 0);
+}
+
+/* A collector of a file holding data[0..n) at credit `g`. */
+static Collector *file_collector(Tmp *t, const uint8_t *data, size_t n, bool loop, const CollectorGate *g,
+                                 Store *s, CollectorWakeFn wake, void *userdata) {
+        SourceParams p;
+        Collector *c;
+
+        tmp_new(t);
+        tmp_write(t, "raw", data, n);
+        p = (SourceParams) { .path = t->path, .loop = loop };
+        assert_int_equal(collector_new(&source_file, &p, g, 3, s, wake, userdata, &c), 0);
+        return c;
+}
+
+/* What the loop sees at each wake-up: a refusal counted must come with the
+ * state it set and the store purged, a failed health test with its count. */
+typedef struct WakeSeen {
+        Collector *c;
+        Store *s;
+        uint64_t refused_seen;
+        unsigned refusals, torn_refusals, failures, uncounted_failures;
+} WakeSeen;
+
+static void check_wake(void *userdata) {
+        WakeSeen *w = userdata;
+        CollectorStats st;
+
+        if (!w->c)
+                return;
+        collector_get_stats(w->c, &st);
+        if (st.gate.refused > w->refused_seen) {
+                w->refused_seen = st.gate.refused;
+                w->refusals++;
+                if (st.state != SOURCE_REFUSED || st.gate.credit_mbits != 0 || store_fill(w->s) != 0)
+                        w->torn_refusals++;
+        }
+        if (st.state == SOURCE_FAILED_INTERMITTENT) {
+                w->failures++;
+                if (st.fail_rct + st.fail_apt == 0)
+                        w->uncounted_failures++;
+        }
 }
 
 /* ---- accounting ------------------------------------------------------------ */
@@ -203,9 +313,12 @@ static void check_invariant(Store *s, const CollectorStats *st) {
         assert_int_equal(ss.credited_mbits_taken, st->credited_mbits);
 }
 
-static void check_accounting(uint32_t credit, size_t samples) {
+/* `windows` whole windows and `extra` samples of a partial one, at credit
+ * C: a file source that ends, its last window's verdict taken by
+ * collector_finish() as the thread does. */
+static void check_accounting(uint32_t credit, unsigned windows, size_t extra) {
+        const size_t judged = (size_t) windows * W, samples = judged + extra;
         uint8_t *data = make_samples(samples, 0, 0x5eed0000ULL + credit);
-        SourceParams p;
         uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
         uint64_t per_block = (CONDITIONER_BLOCK_MBITS + credit - 1) / credit, blocks;
         CollectorStats st;
@@ -214,28 +327,37 @@ static void check_accounting(uint32_t credit, size_t samples) {
         Store *s;
         Tmp t;
 
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, samples);
-        p = (SourceParams) { .path = t.path };
         atomic_store(&wakes, 0);
-
         assert_int_equal(store_new(100000, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, credit, 3, s, count_wake, NULL, &c), 0);
-        assert_int_equal(state_of(c), SOURCE_STARTUP);
-        assert_int_equal(step_to_end(c), samples);
+        c = file_collector(&t, data, samples, false, CREDIT(credit), s, count_wake, NULL);
         collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_STARTUP);
+        assert_int_equal(st.gate.window, W);
+        assert_false(st.gate.policy.auto_credit);
+        assert_int_equal(st.gate.policy.credit_mbits, credit);
+        assert_true(isnan(st.gate.estimate));
+        assert_int_equal(step_to_end(c), samples);
+
+        /* A file that ended leaves the source unavailable, not failed. */
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
+        assert_int_equal(st.last_error, -ENODATA);
+        /* Its last window still counts once its verdict is in; the
+         * partial one never does. */
+        assert_int_equal(collector_finish(c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.gate.credited, windows);
+        assert_int_equal(st.gate.refused, 0);
+        assert_int_equal(st.gate.credit_mbits, credit);
+        assert_true(st.gate.estimate >= 2.0 * credit / 1000.0);
 
         /* The startup test's 1024 samples are never credited; every block
          * takes exactly ceil(320000 / credit) samples. Those that end in
-         * the last, unfinished window stay with the collector. */
-        blocks = (settled_after(data, samples) - HEALTH_STARTUP_SAMPLES) / per_block;
-        /* A file that ended leaves the source unavailable, not failed. */
-        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
-        assert_int_equal(st.last_error, -ENODATA);
+         * the last, unfinished health window stay with the collector. */
+        blocks = (settled_after(data, judged) - HEALTH_STARTUP_SAMPLES) / per_block;
         assert_int_equal(st.samples, samples);
         assert_int_equal(st.credit_mbits, credit);
         assert_int_equal(st.blocks, blocks);
-        assert_int_equal(st.pending_blocks, (samples - HEALTH_STARTUP_SAMPLES) / per_block - blocks);
         assert_int_equal(st.credited_mbits, blocks * per_block * credit);
         assert_true(st.blocks * CONDITIONER_BLOCK_MBITS <= st.credited_mbits);
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
@@ -246,7 +368,6 @@ static void check_accounting(uint32_t credit, size_t samples) {
         /* The first block is the hash of exactly the samples after the
          * startup test: nothing uncredited went in, nothing was skipped. */
         expected_block(data + HEALTH_STARTUP_SAMPLES, per_block, expected);
-
         for (uint64_t i = 0; i < blocks; i++) {
                 assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
                 if (i == 0)
@@ -265,32 +386,61 @@ static void check_accounting(uint32_t credit, size_t samples) {
 }
 
 static void test_accounting_exact(void **state) {
-        check_accounting(4000, 200000);  /* 80 samples per block, no rounding */
-        check_accounting(3000, 150001);  /* 107 samples, 321000 mbits per block */
-        check_accounting(8000, 50000);   /* 40 samples per block */
-        check_accounting(300, 120000);   /* the jitter default: 1067 per block */
+        check_accounting(1000, 6, 100);  /* 320 samples per block, no rounding */
+        check_accounting(1500, 4, 1);    /* 214 samples, 321000 mbits per block */
+        check_accounting(2000, 4, 0);    /* 160 samples per block */
+        check_accounting(300, 4, 4095);  /* the jitter default: 1067 per block */
+}
+
+/* No sample counts before its window's verdict: a whole window read, and
+ * nothing in the store until the verdict is taken. */
+static void test_nothing_before_verdict(void **state) {
+        uint8_t *data = make_samples(2 * W, 0, 4711);
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_int_equal(store_new(1000, 1, &s), 0);
+        c = file_collector(&t, data, 2 * W, false, CREDIT(1000), s, NULL, NULL);
+        step_until(c, W - 1);
+        collector_get_stats(c, &st);
+        /* Not yet a window: the gate has nothing, the health tests
+         * nothing, the conditioner nothing. */
+        assert_int_equal(st.gate.credited + st.gate.refused, 0);
+        assert_int_equal(st.state, SOURCE_STARTUP);
+        assert_int_equal(st.blocks + st.pending_blocks, 0);
+        step_until(c, W);
+        assert_int_equal(collector_finish(c), 0);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.gate.credited, 1);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.blocks, (W - HEALTH_STARTUP_SAMPLES) / 320);
+        assert_int_equal(store_fill(s), st.blocks);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
 }
 
 static void test_store_full_drops_blocks(void **state) {
-        uint8_t *data = make_samples(20000, 0, 99);
-        SourceParams p;
+        uint8_t *data = make_samples(3 * W, 0, 99);
         CollectorStats st;
         StoreStats ss;
         Collector *c;
         Store *s;
         Tmp t;
 
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, 20000);
-        p = (SourceParams) { .path = t.path };
-
         /* A block that finds the store full is gone, and not counted as
          * made: its credit is lost rather than kept for later. */
         assert_int_equal(store_new(4, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        c = file_collector(&t, data, 3 * W, false, CREDIT(2000), s, NULL, NULL);
         step_to_end(c);
+        assert_int_equal(collector_finish(c), 0);
         collector_get_stats(c, &st);
         store_get_stats(s, &ss);
+        assert_int_equal(st.gate.credited, 3);
         assert_int_equal(st.blocks, 4);
         assert_int_equal(ss.blocks_in, 4);
         assert_int_equal(ss.fill, 4);
@@ -302,46 +452,106 @@ static void test_store_full_drops_blocks(void **state) {
         free(data);
 }
 
-/* The machine was cloned with a block half conditioned: the samples read
- * before the purge must not end up in a block after it. 40 samples make a
- * block at 8 bits each; 20 are in when the store is purged. */
-static void test_purge_all_restarts_partial_block(void **state) {
-        enum { START = HEALTH_STARTUP_SAMPLES + 20, WINDOW_END = 3 * HEALTH_APT_WINDOW, AGAIN = WINDOW_END + 100 };
-        uint8_t *data = make_samples(4000, 0, 77);
+/* The machine was cloned (store_purge_all()) with windows read: none of
+ * the samples read before the purge may end up in a block after it,
+ * whether their window was passed on already, is with the gate or is
+ * still filling. 160 samples make a block at 2 bits each. */
+static void test_purge_all_drops_windows(void **state) {
+        enum { N = 6 * W, AFTER = W + 1000 };
+        uint8_t *data = make_samples(N, 0, 77);
+        uint8_t *seen = malloc(N);       /* what the health tests were fed */
         uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
-        SourceParams p;
+        uint64_t blocks_before, purged;
+        CollectorStats st;
         Collector *c;
         Store *s;
         Tmp t;
 
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, 4000);
-        p = (SourceParams) { .path = t.path };
-        assert_int_equal(store_new(64, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
-        step_until(c, START);
+        assert_non_null(seen);
+        assert_int_equal(store_new(1000, 1, &s), 0);
+        c = file_collector(&t, data, N, false, CREDIT(2000), s, NULL, NULL);
+
+        /* Window 0 passed on (its blocks in the store), 1000 samples of
+         * window 1 filling. */
+        step_until(c, W);
+        assert_int_equal(collector_finish(c), 0);
+        step_until(c, AFTER);
+        collector_get_stats(c, &st);
+        blocks_before = st.blocks;
+        assert_true(blocks_before > 0);
+        assert_int_equal(st.gate.credited, 1);
+
+        /* Purged: everything of the store goes, and the windows read
+         * before go with it; the next window starts at the next sample. */
+        purged = store_purge_all(s);
+        assert_int_equal(purged, blocks_before);
+        step_until(c, AFTER + 2 * W);
+        assert_int_equal(collector_finish(c), 0);
+        collector_get_stats(c, &st);
+        /* The start of window 1 was never judged: two more windows
+         * credited, from sample AFTER on. */
+        assert_int_equal(st.gate.credited, 3);
+        assert_int_equal(st.gate.refused, 0);
+
+        /* The health tests saw window 0 and then the samples from AFTER on;
+         * the blocks after the purge are exactly those settled there. */
+        memcpy(seen, data, W);
+        memcpy(seen + W, data + AFTER, 2 * W);
+        assert_int_equal(st.blocks - blocks_before, (settled_after(seen, 3 * W) - W) / 160);
+        assert_int_equal(store_fill(s), st.blocks - blocks_before);
+        /* The first block after it is made of the samples right after the
+         * purge: nothing read before it went in. */
+        expected_block(data + AFTER, 160, expected);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, sizeof(block));
+
+        /* Purged again with a window just handed to the gate: the blocks
+         * that came of it (if its verdict was in) go, and the first block
+         * after is made of samples read after this purge. */
+        step_until(c, AFTER + 3 * W);
+        store_purge_all(s);
         assert_int_equal(store_fill(s), 0);
-
-        /* A partial block of 20 samples when the store is purged. */
-        assert_int_equal(store_purge_all(s), 0);
-        step_until(c, START + 39);
-        step_until(c, WINDOW_END);
-        /* Released once their APT window closed: exactly the 40-sample
-         * blocks read after the purge, the first of them first. */
-        assert_int_equal(store_fill(s), (WINDOW_END - START) / 40);
-        expected_block(data + START, 40, expected);
+        step_until(c, N);
+        assert_int_equal(collector_finish(c), 0);
+        collector_get_stats(c, &st);
+        assert_true(st.gate.credited == 4 || st.gate.credited == 5);
+        expected_block(data + AFTER + 3 * W, 160, expected);
         assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
         assert_memory_equal(block, expected, sizeof(block));
 
-        /* Now finished blocks wait for the next window (ending at 2048)
-         * when the store is purged again: they go too, with the partial
-         * one, and the first block released is the 40 samples after it. */
-        step_until(c, AGAIN);
-        assert_int_equal(store_purge_all(s), (WINDOW_END - START) / 40 - 1);
-        step_until(c, 4 * HEALTH_APT_WINDOW);
-        expected_block(data + AGAIN, 40, expected);
-        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-        assert_memory_equal(block, expected, sizeof(block));
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(seen);
+        free(data);
+}
+
+/* ---- failing sources --------------------------------------------------- */
+
+/* Stuck from the start: the gate refuses every window (estimate 0), so no
+ * sample of it ever reaches the health tests or the conditioner. */
+static void test_stuck_source_refused(void **state) {
+        uint8_t *data = make_samples(0, 3 * W, 0);
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_int_equal(store_new(64, 8, &s), 0);
+        c = file_collector(&t, data, 3 * W, true, CREDIT(1000), s, NULL, NULL);
+        step_windows(c, 2);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_REFUSED);
+        assert_int_equal(st.gate.refused, 2);
+        assert_int_equal(st.gate.refusals, 1);
+        assert_int_equal(st.gate.credited, 0);
+        assert_int_equal(st.gate.credit_mbits, 0);
+        assert_true(st.gate.estimate == 0.0);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        assert_int_equal(st.blocks + st.pending_blocks, 0);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.blocks_in, 0);
 
         collector_free(c);
         store_free(s);
@@ -349,45 +559,65 @@ static void test_purge_all_restarts_partial_block(void **state) {
         free(data);
 }
 
-/* ---- failing sources --------------------------------------------------- */
-
-static void test_stuck_source_disabled(void **state) {
-        uint8_t *data = make_samples(0, 100000, 0);
-        SourceParams p;
+/* Good windows, then one the gate credits (2.08 bits, enough for 1 bit)
+ * whose APT window fails the 2^-60 cutoff: the health tests catch what the
+ * gate let through. The source is disabled, its unserved blocks purged,
+ * nothing more is read; through the thread it ends by itself. */
+static void test_apt_permanent_disables(void **state) {
+        const size_t n = 4 * W;
+        uint8_t *data = make_samples(n, 0, 5);
+        uint8_t block[STORE_BLOCK_SIZE];
+        uint64_t blocks;
         CollectorStats st;
         StoreStats ss;
         Collector *c;
         Store *s;
         Tmp t;
 
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, 100000);
-        p = (SourceParams) { .path = t.path, .loop = true };
+        fill_apt_window(data + 2 * W, 77, 355);
+        assert_int_equal(store_new(4096, 1, &s), 0);
+        c = file_collector(&t, data, n, true, CREDIT(1000), s, NULL, NULL);
 
-        assert_int_equal(store_new(64, 8, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 4000, 2, s, NULL, NULL, &c), 0);
-        assert_true(collector_step(c, 4096) > 0);
+        step_windows(c, 2);
         collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        blocks = st.blocks;
+        assert_int_equal(blocks, (settled_after(data, 2 * W) - HEALTH_STARTUP_SAMPLES) / 320);
+        /* Ten blocks reach readers before the fault. */
+        for (int i = 0; i < 10; i++)
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+
+        /* The blocks of the window's health windows before the failing
+         * one still reach the store; then all go. */
+        step_windows(c, 3);
+        blocks = (settled_after(data, 2 * W + 1024) - HEALTH_STARTUP_SAMPLES) / 320;
+        collector_get_stats(c, &st);
+        assert_int_equal(st.gate.credited, 3);
+        assert_int_equal(st.gate.refused, 0);
         assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
-        assert_int_equal(st.permanent_rct, 1);
-        assert_int_equal(st.fail_rct, 1);
-        assert_int_equal(st.blocks, 0);
+        assert_int_equal(st.permanent_apt, 1);
+        assert_int_equal(st.fail_apt, 1);
+        assert_int_equal(st.blocks, blocks);
+        store_get_stats(s, &ss);
+        assert_int_equal(ss.fill, 0);
+        assert_int_equal(ss.blocks_purged, blocks - 10);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
         /* Disabled for good: no more reads, even though the file loops. */
         assert_int_equal(collector_step(c, 4096), -ENODEV);
         collector_get_stats(c, &st);
-        assert_int_equal(st.samples, 4096);
-        store_get_stats(s, &ss);
-        assert_int_equal(ss.blocks_in, 0);
+        assert_int_equal(st.samples, 3 * W);
         collector_free(c);
 
         /* The same through the thread: it ends by itself. */
         atomic_store(&wakes, 0);
-        assert_int_equal(collector_new(&source_file, &p, 4000, 2, s, count_wake, NULL, &c), 0);
-        assert_int_equal(collector_start(c), 0);
-        WAIT_FOR(state_of(c) == SOURCE_FAILED_PERMANENT);
         {
-                unsigned before = atomic_load(&reads);
+                SourceParams p = { .path = t.path, .loop = true };
+                unsigned before;
 
+                assert_int_equal(collector_new(&source_file, &p, CREDIT(1000), 2, s, count_wake, NULL, &c), 0);
+                assert_int_equal(collector_start(c), 0);
+                WAIT_FOR(state_of(c) == SOURCE_FAILED_PERMANENT);
+                before = atomic_load(&reads);
                 sleep_ms(100);
                 assert_int_equal(atomic_load(&reads), before);
         }
@@ -398,286 +628,258 @@ static void test_stuck_source_disabled(void **state) {
         free(data);
 }
 
-static void test_good_then_stuck_purges(void **state) {
-        const size_t good = 100000, stuck = 10000;
-        uint8_t *data = make_samples(good, stuck, 77);
-        uint8_t block[STORE_BLOCK_SIZE];
-        uint64_t expected = (settled_after(data, good) - HEALTH_STARTUP_SAMPLES) / 80;
-        SourceParams p;
-        CollectorStats st;
-        StoreStats ss;
-        Collector *c;
-        Store *s;
-        Tmp t;
-
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, good + stuck);
-        p = (SourceParams) { .path = t.path };
-
-        assert_int_equal(store_new(4096, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 4000, 5, s, NULL, NULL, &c), 0);
-
-        /* Exactly the good part first. */
-        step_until(c, good);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_HEALTHY);
-        assert_int_equal(st.blocks, expected);
-        assert_int_equal(store_fill(s), expected);
-
-        /* Ten blocks reach readers before the fault. */
-        for (int i = 0; i < 10; i++)
-                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-
-        step_to_end(c);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
-        assert_int_equal(st.permanent_rct, 1);
-        assert_int_equal(st.blocks, expected);
-        store_get_stats(s, &ss);
-        assert_int_equal(ss.fill, 0);
-        assert_int_equal(ss.blocks_purged, expected - 10);
-        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
-
-        collector_free(c);
-        store_free(s);
-        tmp_free(&t);
-        free(data);
-}
-
-/* ---- the running check --------------------------------------------------- */
-
-/* `windows` running-check windows of samples in which one value (0x42)
- * takes `permille` of the places, the rest uniform. */
-static void fill_windows(uint8_t *buf, size_t windows, unsigned permille, uint64_t seed) {
-        size_t n = windows * ONLINE_WINDOW;
-        uint64_t x = seed;
-
-        fill_seeded(buf, n, seed);
-        for (size_t i = 0; i < n; i++) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                if (x % 1000 < permille)
-                        buf[i] = 0x42;
-        }
-}
-
-static void check_online(Collector *c, OnlineState state, uint64_t windows, uint64_t flagged, uint64_t stops) {
-        CollectorStats st;
-
-        collector_get_stats(c, &st);
-        assert_int_equal(st.online.state, state);
-        assert_int_equal(st.online.windows, windows);
-        assert_int_equal(st.online.flagged, flagged);
-        assert_int_equal(st.online.stops, stops);
-}
-
-/* Credit 0.5 bit: a window is flagged when its most common value is above
- * 1/2 (beyond doubt: more than 33,670 of 65,536), and crediting stops at
- * the fourth flagged window in a row. Good (uniform) for 4 windows, then
- * 6 windows of one value at 60 %, then good again. */
-static void test_running_check_degrades(void **state) {
-        enum { GOOD = 4, BAD = 6, AFTER = 5, TOTAL = GOOD + BAD + AFTER };
-        uint8_t *data = malloc((size_t) TOTAL * ONLINE_WINDOW);
-        uint8_t block[STORE_BLOCK_SIZE];
-        uint64_t blocks_at_stop, credited_at_stop;
-        CollectorStats st;
-        StoreStats ss;
-        SourceParams p;
-        Collector *c;
-        Store *s;
-        Tmp t;
-
-        assert_non_null(data);
-        fill_windows(data, GOOD, 0, 11);
-        fill_windows(data + GOOD * ONLINE_WINDOW, BAD, 600, 12);
-        fill_windows(data + (GOOD + BAD) * ONLINE_WINDOW, AFTER, 0, 13);
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, (size_t) TOTAL * ONLINE_WINDOW);
-        p = (SourceParams) { .path = t.path };
-        assert_int_equal(store_new(100000, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, NULL, NULL, &c), 0);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.online.cutoff_flag, 33670);
-        check_online(c, ONLINE_PENDING, 0, 0, 0);
-
-        /* A good stream never trips it. */
-        step_until(c, GOOD * ONLINE_WINDOW);
-        check_online(c, ONLINE_OK, GOOD, 0, 0);
-        collector_get_stats(c, &st);
-        assert_true(st.online.last_max < 400);
-        assert_int_equal(st.state, SOURCE_HEALTHY);
-        /* Ten blocks reach readers. */
-        for (int i = 0; i < 10; i++)
-                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-
-        /* Flagged three times, still credited (the margin is gone, the
-         * credit itself still holds). */
-        step_until(c, (GOOD + 3) * ONLINE_WINDOW);
-        check_online(c, ONLINE_FLAGGED, GOOD + 3, 3, 0);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_HEALTHY);
-        assert_true(st.online.last_max > st.online.cutoff_flag && st.online.last_max < st.online.cutoff_stop);
-        assert_int_equal(store_fill(s), st.blocks - 10);
-
-        /* The fourth: crediting stops, and nothing made before it is
-         * served after it: the unserved blocks are purged. */
-        step_until(c, (GOOD + 4) * ONLINE_WINDOW);
-        check_online(c, ONLINE_STOPPED, GOOD + 4, 4, 1);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_FAILED_ESTIMATE);
-        assert_int_equal(st.fail_rct + st.fail_apt, 0);
-        store_get_stats(s, &ss);
-        assert_int_equal(ss.fill, 0);
-        assert_int_equal(ss.blocks_purged, st.blocks - 10);
-        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
-        blocks_at_stop = st.blocks;
-        credited_at_stop = st.credited_mbits;
-
-        /* Still bad, then four good windows: nothing credited meanwhile. */
-        step_until(c, (GOOD + BAD + 3) * ONLINE_WINDOW);
-        check_online(c, ONLINE_STOPPED, GOOD + BAD + 3, BAD, 1);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.blocks, blocks_at_stop);
-        assert_int_equal(st.credited_mbits, credited_at_stop);
-        assert_int_equal(store_fill(s), 0);
-
-        /* The fourth good window in a row: it resumes, and credits again. */
-        step_until(c, (GOOD + BAD + 4) * ONLINE_WINDOW);
-        check_online(c, ONLINE_OK, GOOD + BAD + 4, BAD, 1);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_HEALTHY);
-        assert_int_equal(st.blocks, blocks_at_stop);
-        step_to_end(c);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.online.windows, TOTAL);
-        assert_true(st.blocks > blocks_at_stop);
-        assert_int_equal(store_fill(s), st.blocks - blocks_at_stop);
-
-        collector_free(c);
-        store_free(s);
-        tmp_free(&t);
-        free(data);
-}
-
-/* What the loop sees at each wake-up: a stop counted must come with the
- * state it set and the store purged, a failed health test with its count. */
-typedef struct WakeSeen {
-        Collector *c;
-        Store *s;
-        unsigned stops, torn_stops, failures, uncounted_failures;
-} WakeSeen;
-
-static void check_wake(void *userdata) {
-        WakeSeen *w = userdata;
-        CollectorStats st;
-
-        if (!w->c)
-                return;
-        collector_get_stats(w->c, &st);
-        if (st.online.stops > 0) {
-                w->stops++;
-                if ((st.state != SOURCE_FAILED_ESTIMATE && st.state != SOURCE_UNAVAILABLE) || store_fill(w->s) != 0)
-                        w->torn_stops++;
-        }
-        if (st.state == SOURCE_FAILED_INTERMITTENT) {
-                w->failures++;
-                if (st.fail_rct + st.fail_apt == 0)
-                        w->uncounted_failures++;
-        }
-}
-
-/* One window where the source no longer backs even its credit (one value
- * at 74 % at credit 0.5: above 2^-0.5 = 71 %) stops crediting at once.
- * Every wake-up that shows the stop counted shows it whole: the state it
- * set, the store purged. */
-static void test_running_check_below_credit(void **state) {
-        uint8_t *data = malloc(3 * ONLINE_WINDOW);
-        WakeSeen seen = { 0 };
-        CollectorStats st;
-        SourceParams p;
-        Collector *c;
-        Store *s;
-        Tmp t;
-
-        assert_non_null(data);
-        fill_windows(data, 2, 0, 21);
-        fill_windows(data + 2 * ONLINE_WINDOW, 1, 740, 22);
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, 3 * ONLINE_WINDOW);
-        p = (SourceParams) { .path = t.path };
-        assert_int_equal(store_new(100000, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 500, 4, s, check_wake, &seen, &c), 0);
-        seen.c = c;
-        seen.s = s;
-        step_to_end(c);
-        assert_true(seen.stops >= 1);
-        assert_int_equal(seen.torn_stops, 0);
-        collector_get_stats(c, &st);
-        assert_int_equal(st.online.stops, 1);
-        assert_int_equal(st.online.flagged, 1);
-        assert_true(st.online.last_max > st.online.cutoff_stop);
-        assert_int_equal(st.online.state, ONLINE_STOPPED);
-        assert_int_equal(st.fail_rct + st.fail_apt, 0);
-        assert_int_equal(store_fill(s), 0);
-        /* A file that ended is unavailable; what stopped it is on record. */
-        assert_int_equal(st.state, SOURCE_UNAVAILABLE);
-
-        collector_free(c);
-        store_free(s);
-        tmp_free(&t);
-        free(data);
-}
-
-/* A source good for an hour (36,000,000 samples: an hour of a 10 KB/s
- * hwrng, replayed fast) and then stuck: disabled within one read of the
- * fault, every unserved block of its purged, nothing left to serve. */
-static void test_hour_of_good_then_stuck(void **state) {
-        const size_t good = 36000000, stuck = 8192;
+/* A source good for a long stretch (24 windows, the store full), then
+ * stuck: its first stuck window is refused, every unserved block of it
+ * purged, nothing left to serve, and nothing credited while it stays
+ * stuck. */
+static void test_long_good_then_stuck(void **state) {
+        const size_t good = 24 * W, stuck = 2 * W;
         uint8_t *data = make_samples(good, stuck, 3600);
         CollectorStats st;
         StoreStats ss;
-        SourceParams p;
         Collector *c;
         Store *s;
         Tmp t;
 
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, good + stuck);
+        assert_int_equal(store_new(256, 1, &s), 0);
+        c = file_collector(&t, data, good + stuck, false, CREDIT(2000), s, NULL, NULL);
         free(data);
-        p = (SourceParams) { .path = t.path };
-        assert_int_equal(store_new(1024, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 4000, 6, s, NULL, NULL, &c), 0);
 
-        step_until(c, good);
+        step_windows(c, 24);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_HEALTHY);
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
-        assert_int_equal(store_fill(s), 1024);
-        /* Uniform bytes at 4 bits are exactly at the running check's
-         * bound (2 x 4 = 8 bits): a window is flagged with probability
-         * at most 256 x 2^-40, and none of these 549 is. */
-        assert_int_equal(st.online.windows, good / ONLINE_WINDOW);
-        assert_int_equal(st.online.flagged, 0);
-        assert_int_equal(st.online.state, ONLINE_OK);
+        assert_int_equal(st.gate.credited, 24);
+        assert_int_equal(st.gate.refused, 0);
+        assert_int_equal(store_fill(s), 256);
 
-        step_to_end(c);
+        step_windows(c, 25);
         collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
-        assert_int_equal(st.permanent_rct, 1);
-        /* Stopped within the read that met the cutoff (16 samples at 4 bits). */
-        assert_true(st.samples <= good + 4096);
+        assert_int_equal(st.state, SOURCE_REFUSED);
+        assert_int_equal(st.gate.refused, 1);
+        assert_int_equal(st.gate.refusals, 1);
         store_get_stats(s, &ss);
         assert_int_equal(ss.fill, 0);
-        assert_int_equal(ss.blocks_purged, 1024);
-        /* Disabled for good: no more reads, however often it is stepped. */
-        assert_int_equal(collector_step(c, 4096), -ENODEV);
+        assert_int_equal(ss.blocks_purged, 256);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
+
+        /* Still stuck: refused again, the same refusal (one burst). */
+        step_windows(c, 26);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_REFUSED);
+        assert_int_equal(st.gate.refused, 2);
+        assert_int_equal(st.gate.refusals, 1);
+        assert_int_equal(store_fill(s), 0);
 
         collector_free(c);
         store_free(s);
         tmp_free(&t);
 }
 
+/* ---- the running gate ----------------------------------------------------- */
+
+/* i.i.d. uniform bytes at credit 1: at least 90 % of the windows are
+ * credited (an estimate >= 2 bits), and blocks come out. */
+static void test_gate_iid_credited(void **state) {
+        enum { WINDOWS = 10 };
+        uint8_t *data = malloc((size_t) WINDOWS * W);
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        degrade_fill(DEGRADE_NONE, 0x11d, 0, data, (size_t) WINDOWS * W);
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        c = file_collector(&t, data, (size_t) WINDOWS * W, false, CREDIT(1000), s, NULL, NULL);
+        step_windows(c, WINDOWS);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.gate.credited + st.gate.refused, WINDOWS);
+        assert_true(st.gate.credited * 10 >= WINDOWS * 9);
+        assert_true(st.gate.estimate >= 2.0);
+        assert_true(st.blocks > 0);
+        assert_int_equal(store_fill(s), st.blocks);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+/* credit = auto: the credit in force is what gate_credit() grants the
+ * last window's estimate, at most the cap and half the estimate; each
+ * block still holds >= 320 credited bits. With the bias class the grant
+ * falls with the estimate instead of being refused. */
+static void check_auto(Degrade kind, uint32_t cap) {
+        enum { WINDOWS = 4 };
+        uint8_t *data = malloc((size_t) WINDOWS * W);
+        GatePolicy policy = { .auto_credit = true, .cap_mbits = cap };
+        uint32_t most = 0;
+        CollectorStats st;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        degrade_fill(kind, 0xa070 + kind, 2 * W, data, (size_t) WINDOWS * W);
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        c = file_collector(&t, data, (size_t) WINDOWS * W, false, CREDIT_AUTO(cap), s, NULL, NULL);
+        collector_get_stats(c, &st);
+        assert_true(st.gate.policy.auto_credit);
+        assert_int_equal(st.gate.policy.cap_mbits, cap);
+        assert_int_equal(st.credit_mbits, cap);
+        for (unsigned w = 1; w <= WINDOWS; w++) {
+                step_windows(c, w);
+                collector_get_stats(c, &st);
+                assert_false(isnan(st.gate.estimate));
+                assert_int_equal(st.gate.credit_mbits, gate_credit(&policy, st.gate.estimate));
+                assert_true(st.gate.credit_mbits <= cap);
+                assert_true(st.gate.credit_mbits <= st.gate.estimate * 500.0);
+                most = MAX(most, st.gate.credit_mbits);
+                if (w <= 2)
+                        assert_int_equal(st.gate.credit_mbits, MIN(cap, (uint32_t) (st.gate.estimate * 500.0)));
+                else if (kind != DEGRADE_NONE)
+                        assert_true(st.gate.credit_mbits < 1000);
+        }
+        assert_true(st.blocks > 0);
+        assert_true(st.credited_mbits >= st.blocks * CONDITIONER_BLOCK_MBITS);
+        /* Conditioned at each window's grant, not at the cap: no more
+         * blocks than the credited samples hold at the largest grant. */
+        assert_true(st.blocks * CONDITIONER_BLOCK_MBITS <= ((uint64_t) WINDOWS * W - HEALTH_STARTUP_SAMPLES) * most);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_gate_auto(void **state) {
+        check_auto(DEGRADE_NONE, 1000);
+        check_auto(DEGRADE_NONE, 8000);  /* half the estimate, ~3 bits */
+        check_auto(DEGRADE_BIAS, 1000);
+}
+
+/* Two uniform windows, two of a failure class, two uniform again, at
+ * credit 1. */
+static void check_failure_class(Degrade kind) {
+        enum { WINDOWS = 6 };
+        uint8_t *data = malloc((size_t) WINDOWS * W);
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+        WakeSeen seen = { 0 };
+        uint64_t blocks, credited_mbits;
+        CollectorStats st;
+        StoreStats ss;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_non_null(data);
+        degrade_fill(kind, 0xc1a55 + kind, 2 * W, data, 4 * W);
+        degrade_fill(DEGRADE_NONE, 0xa9a1 + kind, 0, data + 4 * W, 2 * W);
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        c = file_collector(&t, data, (size_t) WINDOWS * W, false, CREDIT(1000), s, check_wake, &seen);
+        seen.c = c;
+        seen.s = s;
+
+        step_windows(c, 2);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.gate.credited, 2);
+        blocks = st.blocks;
+        credited_mbits = st.credited_mbits;
+        assert_true(blocks > 1);
+        assert_int_equal(store_fill(s), blocks);
+        /* One block reaches a reader before the fault. */
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+
+        /* Each degraded window is refused; the first refusal purges what
+         * the source had in the store, and nothing of the segment is put. */
+        for (unsigned w = 3; w <= 4; w++) {
+                step_windows(c, w);
+                collector_get_stats(c, &st);
+                if (st.gate.credit_mbits != 0 || st.state != SOURCE_REFUSED)
+                        fail_msg("%s: window %u credited %u mbits at estimate %.3f", degrade_name(kind), w - 1,
+                                 st.gate.credit_mbits, st.gate.estimate);
+                assert_int_equal(st.gate.refused, w - 2);
+                assert_int_equal(st.gate.refusals, 1);
+                assert_int_equal(st.gate.credited, 2);
+                assert_true(st.gate.estimate < 2.0);
+                assert_int_equal(st.blocks, blocks);
+                assert_int_equal(st.credited_mbits, credited_mbits);
+                assert_int_equal(st.pending_blocks, 0);
+                assert_int_equal(st.fail_rct + st.fail_apt, 0);
+                store_get_stats(s, &ss);
+                assert_int_equal(ss.fill, 0);
+                assert_int_equal(ss.blocks_purged, blocks - 1);
+                assert_int_equal(ss.blocks_in, blocks);
+        }
+
+        /* Uniform again: credited, the state back, and the first block is
+         * made of the samples after the segment. */
+        step_windows(c, WINDOWS);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.state, SOURCE_HEALTHY);
+        assert_int_equal(st.gate.credited, 4);
+        assert_int_equal(st.gate.refused, 2);
+        assert_int_equal(st.gate.refusals, 1);
+        assert_int_equal(st.gate.credit_mbits, 1000);
+        assert_true(st.blocks > blocks);
+        assert_int_equal(store_fill(s), st.blocks - blocks);
+        expected_block(data + 4 * W, 320, expected);
+        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, sizeof(block));
+
+        /* Every wake-up that showed a refusal counted showed it whole. */
+        assert_int_equal(seen.refusals, 2);
+        assert_int_equal(seen.torn_refusals, 0);
+
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_gate_failure_classes(void **state) {
+        for (Degrade k = DEGRADE_CHUNKS; k < _DEGRADE_MAX; k++)
+                check_failure_class(k);
+}
+
+/* Stopped with a window in the gate's hands: collector_free() takes it
+ * back (the job cancelled or done) and returns; the gate serves the next
+ * collector. Stepped, and through the thread. */
+static void test_stop_while_judging(void **state) {
+        uint8_t *data = make_samples(3 * W, 0, 1234);
+        CollectorStats st;
+        SourceParams p;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        c = file_collector(&t, data, 3 * W, true, CREDIT(1000), s, NULL, NULL);
+        step_until(c, W);
+        collector_free(c);
+
+        p = (SourceParams) { .path = t.path, .loop = true };
+        assert_int_equal(collector_new(&source_file, &p, CREDIT(1000), 3, s, NULL, NULL, &c), 0);
+        step_windows(c, 2);
+        collector_get_stats(c, &st);
+        assert_int_equal(st.gate.credited, 2);
+        collector_free(c);
+
+        /* The thread, stopped as soon as it handed a window over (and
+         * again later, mid-stream). */
+        for (unsigned windows = 1; windows <= 3; windows += 2) {
+                assert_int_equal(collector_new(&source_file, &p, CREDIT(1000), 3, s, NULL, NULL, &c), 0);
+                assert_int_equal(collector_start(c), 0);
+                WAIT_FOR((collector_get_stats(c, &st), st.samples >= (uint64_t) windows * W));
+                collector_free(c);
+        }
+
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
 /* A clock that advances in steps of 26 with varying deltas, then stands
  * still after `clock_freeze` reads. The deltas come from a full 64-bit
  * mix of the read count (splitmix64's finaliser): a plain multiplicative
@@ -715,7 +917,7 @@ static void test_jitter_clock_stands_still(void **state) {
         assert_int_equal(result.reason, SELFTEST_COARSE_CLOCK);
         p.selftest = NULL;
         assert_int_equal(store_new(4096, 1, &s), 0);
-        assert_int_equal(collector_new(&source_jitter, &p, 150, 7, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_jitter, &p, CREDIT(150), 7, s, NULL, NULL, &c), 0);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_UNAVAILABLE);
         assert_int_equal(st.last_error, -EDOM);
@@ -725,81 +927,87 @@ static void test_jitter_clock_stands_still(void **state) {
         collector_free(c);
         store_free(s);
 
-        /* Standing still later: its samples are all zero, the repetition
-         * count test disables it, and it reads no more. */
+        /* Standing still later: its samples are all zero, the gate refuses
+         * their windows (the health tests never see them), the blocks made
+         * before are purged, and nothing more is credited. */
         atomic_store(&clock_reads, 0);
         clock_freeze = 40000;
         assert_int_equal(store_new(4096, 1, &s), 0);
-        assert_int_equal(collector_new(&source_jitter, &p, 150, 7, s, NULL, NULL, &c), 0);
-        while (collector_step(c, 4096) > 0)
-                ;
-        collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_FAILED_PERMANENT);
-        assert_int_equal(st.permanent_rct, 1);
+        assert_int_equal(collector_new(&source_jitter, &p, CREDIT(150), 7, s, NULL, NULL, &c), 0);
+        do {
+                assert_true(collector_step(c, 4096) > 0);
+                collector_get_stats(c, &st);
+                if (st.samples % W == 0)
+                        assert_int_equal(collector_finish(c), 0);
+                collector_get_stats(c, &st);
+        } while (st.gate.refused < 2 && st.samples < 64 * W);
+        assert_int_equal(st.state, SOURCE_REFUSED);
+        assert_true(st.gate.credited > 0);
         assert_true(st.blocks > 0);
+        assert_true(st.gate.estimate < 0.3);
+        assert_int_equal(st.fail_rct + st.fail_apt, 0);
         assert_int_equal(store_fill(s), 0);
-        assert_int_equal(collector_step(c, 4096), -ENODEV);
         collector_free(c);
         store_free(s);
 }
 
+/* Good windows, then one the gate credits whose APT window fails the
+ * 2^-30 cutoff (not the 2^-60 one): the blocks stored so far are purged,
+ * the startup test runs anew inside the same window, and credit comes back
+ * from samples after it only. */
 static void test_intermittent_recovers(void **state) {
-        const size_t good = 50000, run = 12;
-        uint8_t *data = make_samples(2 * good + run, 0, 31337);
+        enum { WINDOWS = 5 };
+        const size_t n = (size_t) WINDOWS * W;
+        uint8_t *data = make_samples(n, 0, 31337);
         uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
-        uint64_t per_segment, again;
+        uint64_t per_segment;
         WakeSeen seen = { 0 };
-        SourceParams p;
+        size_t again;
         CollectorStats st;
         StoreStats ss;
         Collector *c;
         Store *s;
         Tmp t;
 
-        /* A run of 12 equal samples crosses the 2^-30 RCT cutoff for
-         * H = 4 (9) but not the 2^-60 one (16); its neighbours differ. */
-        memset(data + good, 0x42, run);
-        if (data[good - 1] == 0x42)
-                data[good - 1] = 0;
-        if (data[good + run] == 0x42)
-                data[good + run] = 0;
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, 2 * good + run);
-        p = (SourceParams) { .path = t.path };
-
+        fill_apt_window(data + 3 * W, 77, 330);
+        again = first_ok_after_failure(data, n, 1000);
+        assert_true(again > 3 * W + 1536 && again < 4 * W);
         assert_int_equal(store_new(4096, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 4000, 7, s, check_wake, &seen, &c), 0);
+        c = file_collector(&t, data, n, false, CREDIT(1000), s, check_wake, &seen);
         seen.c = c;
         seen.s = s;
 
-        /* The blocks of windows that closed before the run reached the
-         * store; the run's first 8 samples passed and were credited, but the
-         * blocks of its window and the partial one die with the failure. */
-        per_segment = (settled_after(data, good) - HEALTH_STARTUP_SAMPLES) / 80;
-        step_until(c, good + run);
+        step_windows(c, 3);
         collector_get_stats(c, &st);
-        assert_int_equal(st.state, SOURCE_FAILED_INTERMITTENT);
-        assert_int_equal(st.fail_rct, 1);
-        assert_int_equal(st.permanent_rct, 0);
+        per_segment = (settled_after(data, 3 * W) - HEALTH_STARTUP_SAMPLES) / 320;
         assert_int_equal(st.blocks, per_segment);
+        assert_int_equal(store_fill(s), per_segment);
+
+        /* The gate credited the window; the health tests failed it, after
+         * the blocks of its first two health windows were stored. */
+        step_windows(c, 4);
+        per_segment = (settled_after(data, 3 * W + 1024) - HEALTH_STARTUP_SAMPLES) / 320;
+        collector_get_stats(c, &st);
+        assert_int_equal(st.gate.credited, 4);
+        assert_int_equal(st.fail_apt, 1);
+        assert_int_equal(st.fail_rct, 0);
+        assert_int_equal(st.permanent_apt, 0);
         /* The wake-up that showed the failure showed its count too. */
         assert_true(seen.failures >= 1);
         assert_int_equal(seen.uncounted_failures, 0);
         store_get_stats(s, &ss);
-        assert_int_equal(ss.fill, 0);
         assert_int_equal(ss.blocks_purged, per_segment);
 
         /* A fresh startup test, then credit again from zero. */
-        step_until(c, 2 * good + run);
+        step_windows(c, WINDOWS);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_HEALTHY);
-        again = (settled_after(data, 2 * good + run) - (good + run) - HEALTH_STARTUP_SAMPLES) / 80;
-        assert_int_equal(st.blocks, per_segment + again);
-        assert_int_equal(store_fill(s), again);
+        assert_true(st.blocks > per_segment);
+        assert_int_equal(store_fill(s), st.blocks - per_segment);
 
         /* The first block after recovery holds only samples after the new
          * startup test: nothing from before the failure leaked into it. */
-        expected_block(data + good + run + HEALTH_STARTUP_SAMPLES, 80, expected);
+        expected_block(data + again, 320, expected);
         assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
         assert_memory_equal(block, expected, sizeof(block));
 
@@ -811,81 +1019,54 @@ static void test_intermittent_recovers(void **state) {
 
 /* ---- windows that have not closed ------------------------------------------ */
 
-/* Random samples where sample 1025 (the first of the third APT window) is
- * x and no other sample of that window is, unless `planted`: then x comes
- * again every other sample from sample 1071 on, 15 times, and the window's
- * APT count meets the 2^-30 cutoff for 8 bits per sample (16) at sample
- * 1099, after the window's first block (samples 1025..1064) was finished. */
-static uint8_t *apt_window_samples(size_t n, bool planted) {
-        uint8_t *d = make_samples(n, 0, 0xa9700000ULL);
-        uint8_t x = d[1024];
-
-        for (size_t i = 1025; i < 1536; i++)
-                while (d[i] == x || d[i] == d[i - 1])
-                        d[i] = (uint8_t) (d[i] * 5 + 1);
-        if (planted)
-                for (size_t i = 1070; i < 1100; i += 2)
-                        d[i] = x;
-        return d;
-}
-
+/* The third APT window (samples 1025..1536) of the first gate window
+ * clean, or failing the APT at credit 1 (330 of its 512 samples one
+ * value) after its first block (samples 1025..1344) was finished: the
+ * failing window takes that block with it, and the first block served is
+ * made of samples after the new startup test. */
 static void test_block_waits_for_its_window(void **state) {
         uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
-        HealthCutoffs cut;
         CollectorStats st;
         StoreStats ss;
         Collector *c;
         Store *s;
         Tmp t;
 
-        assert_int_equal(health_cutoffs(8.0, HEALTH_ALPHA_LOG2_INTERMITTENT, HEALTH_APT_WINDOW, &cut), 0);
-        assert_int_equal(cut.apt, 16);
-
         for (int planted = 0; planted <= 1; planted++) {
-                uint8_t *data = apt_window_samples(4096, planted);
-                SourceParams p;
+                uint8_t *data = malloc(2 * W);
 
-                tmp_new(&t);
-                tmp_write(&t, "raw", data, 4096);
-                p = (SourceParams) { .path = t.path };
+                assert_non_null(data);
+                fill_apt_window(data, 77, planted ? 330 : 1);
+                degrade_fill(DEGRADE_NONE, 78, 0, data + W, W);
                 assert_int_equal(store_new(64, 1, &s), 0);
-                assert_int_equal(collector_new(&source_file, &p, 8000, 4, s, NULL, NULL, &c), 0);
+                c = file_collector(&t, data, 2 * W, false, CREDIT(1000), s, NULL, NULL);
 
-                /* The window's first block is finished, its window is not
-                 * closed: nothing may be served yet. */
-                step_until(c, 1064);
-                collector_get_stats(c, &st);
-                assert_int_equal(st.state, SOURCE_HEALTHY);
-                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), -ENODATA);
-                step_until(c, 1535);
-                assert_int_equal(store_fill(s), 0);
-
-                step_until(c, 1536);
+                step_windows(c, 1);
                 collector_get_stats(c, &st);
                 store_get_stats(s, &ss);
+                assert_int_equal(st.gate.credited, 1);
                 if (!planted) {
-                        /* Clean: its 12 blocks (the 13th ends at 1544) are
-                         * servable the moment the window closes. */
-                        assert_int_equal(st.blocks, 12);
-                        assert_int_equal(ss.fill, 12);
-                        expected_block(data + 1024, 40, expected);
-                        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-                        assert_memory_equal(block, expected, sizeof(block));
+                        /* Clean: its blocks are servable once their health
+                         * windows closed, the first made of samples
+                         * 1025..1344. */
+                        assert_int_equal(st.blocks, (settled_after(data, W) - HEALTH_STARTUP_SAMPLES) / 320);
+                        assert_int_equal(ss.fill, st.blocks);
+                        expected_block(data + HEALTH_STARTUP_SAMPLES, 320, expected);
                 } else {
+                        size_t again = first_ok_after_failure(data, 2 * W, 1000);
+
                         /* The failing window takes its blocks with it. */
-                        assert_int_equal(st.state, SOURCE_FAILED_INTERMITTENT);
                         assert_int_equal(st.fail_apt, 1);
                         assert_int_equal(st.fail_rct, 0);
-                        assert_int_equal(st.blocks, 0);
-                        assert_int_equal(ss.blocks_in, 0);
-                        /* The rest of the window fails, then a new startup
-                         * test (1537..2560): the first block served is made
-                         * of samples 2561..2600, after the next window. */
-                        step_until(c, 3072);
-                        assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
-                        expected_block(data + 2560, 40, expected);
-                        assert_memory_equal(block, expected, sizeof(block));
+                        assert_true(again > 1536);
+                        /* Whatever was released came after the new
+                         * startup test. */
+                        assert_int_equal(ss.blocks_in, st.blocks);
+                        step_windows(c, 2);
+                        expected_block(data + again, 320, expected);
                 }
+                assert_int_equal(store_take(s, block, STORE_BLOCK_SIZE), 0);
+                assert_memory_equal(block, expected, sizeof(block));
                 collector_free(c);
                 store_free(s);
                 tmp_free(&t);
@@ -893,55 +1074,45 @@ static void test_block_waits_for_its_window(void **state) {
         }
 }
 
-/* Stepped one sample at a time, a block reaches the store exactly when the
- * last window and run over its samples close: never earlier, and never more
- * than one window (or one run under the RCT cutoff) after it was finished.
- * Runs just under the cutoff are planted across every window boundary, so
- * the RCT, not only the APT, holds blocks back, and the ring of held blocks
- * (pool/pending.h) is at its fullest at 8 bits per sample. */
+/* Blocks reach the store when the verdict on their window is taken, and
+ * then exactly those whose health windows and runs closed: a run under the
+ * RCT cutoff planted across every gate window's end holds back the blocks
+ * before it until the next window (the RCT, not only the APT, holds blocks
+ * back). */
 static void check_release_timing(uint32_t credit, unsigned run) {
-        const size_t n = 12000;
+        enum { WINDOWS = 5 };
+        const size_t n = (size_t) WINDOWS * W;
         uint8_t *data = make_samples(n, 0, 0x7133 + credit);
-        uint64_t per_block = (CONDITIONER_BLOCK_MBITS + credit - 1) / credit, delay_max = 0, released = 0;
+        uint64_t per_block = (CONDITIONER_BLOCK_MBITS + credit - 1) / credit;
         uint8_t block[STORE_BLOCK_SIZE];
         HealthCutoffs cut;
         CollectorStats st;
-        SourceParams p;
         Collector *c;
         Store *s;
         Tmp t;
 
         assert_int_equal(health_cutoffs(credit / 1000.0, HEALTH_ALPHA_LOG2_INTERMITTENT, HEALTH_APT_WINDOW, &cut), 0);
         assert_true(run < cut.rct);
-        for (size_t b = 2 * HEALTH_APT_WINDOW; b + run < n; b += HEALTH_APT_WINDOW) {
+        for (size_t b = W; b < n; b += W) {
                 memset(data + b - run / 2, data[b], run);
                 data[b - run / 2 - 1] = (uint8_t) ~data[b];
                 data[b - run / 2 + run] = (uint8_t) ~data[b];
         }
-        tmp_new(&t);
-        tmp_write(&t, "raw", data, n);
-        p = (SourceParams) { .path = t.path };
         assert_int_equal(store_new(4096, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, credit, 8, s, NULL, NULL, &c), 0);
+        c = file_collector(&t, data, n, false, CREDIT(credit), s, NULL, NULL);
 
-        for (size_t i = 1; i <= n; i++) {
-                uint64_t settled = settled_after(data, i), expected;
+        for (unsigned w = 1; w <= WINDOWS; w++) {
+                uint64_t settled = settled_after(data, (size_t) w * W);
 
-                assert_int_equal(collector_step(c, 1), 1);
+                step_windows(c, w);
                 collector_get_stats(c, &st);
-                expected = settled > HEALTH_STARTUP_SAMPLES ? (settled - HEALTH_STARTUP_SAMPLES) / per_block : 0;
-                assert_int_equal(st.blocks, expected);
-                for (; released < st.blocks; released++) {
-                        uint64_t last = HEALTH_STARTUP_SAMPLES + (released + 1) * per_block;
-
-                        delay_max = MAX(delay_max, i - last);
-                }
+                assert_int_equal(st.gate.credited, w);
+                if (w < WINDOWS)
+                        assert_int_equal(settled, (uint64_t) w * W - run / 2);
+                assert_int_equal(st.blocks, (settled - HEALTH_STARTUP_SAMPLES) / per_block);
+                assert_int_equal(store_fill(s), st.blocks);
         }
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
-        print_message("credit %u: blocks servable at most %" PRIu64 " samples after they were finished\n", credit,
-                      delay_max);
-        assert_true(delay_max <= HEALTH_APT_WINDOW + cut.rct);
-        assert_true(delay_max >= HEALTH_APT_WINDOW / 2);
 
         /* The invariant holds for what was held back and let go. */
         while (store_take(s, block, STORE_BLOCK_SIZE) == 0)
@@ -955,9 +1126,9 @@ static void check_release_timing(uint32_t credit, unsigned run) {
 }
 
 static void test_release_timing(void **state) {
-        check_release_timing(3000, 10);  /* RCT cutoff 11 */
-        check_release_timing(8000, 4);   /* RCT cutoff 5: 13 blocks a window */
-        check_release_timing(150, 150);  /* the jitter default: RCT cutoff 201 */
+        check_release_timing(1000, 10);  /* RCT cutoff 31 */
+        check_release_timing(2000, 8);   /* RCT cutoff 16 */
+        check_release_timing(300, 12);   /* the jitter default: RCT cutoff 101 */
 }
 
 /* ---- device errors ------------------------------------------------------- */
@@ -971,7 +1142,7 @@ static void hw_setup(Hw *h, const char *current) {
         uint8_t data[65536];
 
         tmp_new(&h->t);
-        fill_seeded(data, sizeof(data), 4321);
+        degrade_fill(DEGRADE_NONE, 4321, 0, data, sizeof(data));
         tmp_write(&h->t, "hwrng", data, sizeof(data));
         tmp_write(&h->t, "rng_quality", "1024\n", 5);
         tmp_write(&h->t, "rng_current", current, strlen(current));
@@ -987,7 +1158,7 @@ static void test_hwrng_errors_step(void **state) {
 
         hw_setup(&h, "intel-rng\n");
         assert_int_equal(store_new(8, 4, &s), 0);
-        assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, CREDIT(1000), 1, s, NULL, NULL, &c), 0);
         assert_true(collector_step(c, 100) == 100);
 
         atomic_store(&read_error, ENODEV);
@@ -1024,7 +1195,7 @@ static void test_hwrng_errors_back_off(void **state) {
 
         hw_setup(&h, "intel-rng\n");
         assert_int_equal(store_new(8, 4, &s), 0);
-        assert_int_equal(collector_new(&source_hwrng, &h.p, 1000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, CREDIT(1000), 1, s, NULL, NULL, &c), 0);
 
         /* Backoff 10, 20, 40, ... ms: about six attempts fit in 600 ms. A
          * thread without backoff would make millions. */
@@ -1059,7 +1230,7 @@ static void test_hwrng_virtio_not_credited(void **state) {
 
         hw_setup(&h, "virtio_rng.0\n");
         assert_int_equal(store_new(8, 4, &s), 0);
-        assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, CREDIT(1000), 1, s, NULL, NULL, &c), 0);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_UNAVAILABLE);
         assert_int_equal(st.last_error, -EPERM);
@@ -1070,7 +1241,7 @@ static void test_hwrng_virtio_not_credited(void **state) {
 
         /* An absent device still gives a collector, for status. */
         strcat(h.t.path, ".absent");
-        assert_int_equal(collector_new(&source_hwrng, &h.p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_hwrng, &h.p, CREDIT(1000), 1, s, NULL, NULL, &c), 0);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_UNAVAILABLE);
         assert_int_equal(st.last_error, -ENODEV);
@@ -1119,7 +1290,7 @@ static void test_eagain_backs_off(void **state) {
 
         atomic_store(&starved_reads, 0);
         assert_int_equal(store_new(8, 4, &s), 0);
-        assert_int_equal(collector_new(&source_starved, NULL, 250, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_starved, NULL, CREDIT(250), 1, s, NULL, NULL, &c), 0);
         assert_int_equal(collector_start(c), 0);
         sleep_ms(600);
         attempts = atomic_load(&starved_reads);
@@ -1151,7 +1322,7 @@ static void test_idle_when_full(void **state) {
         p = (SourceParams) { .path = t.path, .loop = true };
 
         assert_int_equal(store_new(4, 2, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_file, &p, CREDIT(2000), 1, s, NULL, NULL, &c), 0);
         assert_int_equal(collector_start(c), 0);
         WAIT_FOR(store_fill(s) == 4);
 
@@ -1200,7 +1371,7 @@ static void test_free_idle_without_shutdown(void **state) {
         tmp_write(&t, "raw", data, 65536);
         p = (SourceParams) { .path = t.path, .loop = true };
         assert_int_equal(store_new(2, 1, &s), 0);
-        assert_int_equal(collector_new(&source_file, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_file, &p, CREDIT(2000), 1, s, NULL, NULL, &c), 0);
         assert_int_equal(collector_start(c), 0);
         WAIT_FOR(store_fill(s) == 2);
         WAIT_FOR((collector_get_stats(c, &st), !st.running));
@@ -1218,47 +1389,66 @@ static void test_free_idle_without_shutdown(void **state) {
 
 static void test_invalid(void **state) {
         SourceParams p = { 0 };
+        CollectorGate g = *CREDIT(100);
         Collector *c = NULL;
         Store *s;
 
         assert_int_equal(store_new(8, 4, &s), 0);
-        assert_int_equal(collector_new(&source_kernel, &p, 0, 1, s, NULL, NULL, &c), -EINVAL);
-        assert_int_equal(collector_new(&source_kernel, &p, 8001, 1, s, NULL, NULL, &c), -EINVAL);
-        assert_int_equal(collector_new(NULL, &p, 100, 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(&source_kernel, &p, CREDIT(0), 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(&source_kernel, &p, CREDIT(8001), 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(&source_kernel, &p, CREDIT_AUTO(0), 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(&source_kernel, &p, CREDIT_AUTO(8001), 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(NULL, &p, CREDIT(100), 1, s, NULL, NULL, &c), -EINVAL);
+        assert_int_equal(collector_new(&source_kernel, &p, NULL, 1, s, NULL, NULL, &c), -EINVAL);
+        g.window = GATE_WINDOW_MIN - 1;
+        assert_int_equal(collector_new(&source_kernel, &p, &g, 1, s, NULL, NULL, &c), -EINVAL);
+        g.window = GATE_WINDOW_MAX + 1;
+        assert_int_equal(collector_new(&source_kernel, &p, &g, 1, s, NULL, NULL, &c), -EINVAL);
+        g.window = W;
+        g.gate = NULL;
+        assert_int_equal(collector_new(&source_kernel, &p, &g, 1, s, NULL, NULL, &c), -EINVAL);
         assert_null(c);
         /* The kernel source is never credited, whatever is asked. */
-        assert_int_equal(collector_new(&source_kernel, &p, 8000, 1, s, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_kernel, &p, CREDIT(8000), 1, s, NULL, NULL, &c), 0);
         assert_int_equal(state_of(c), SOURCE_UNAVAILABLE);
+        assert_int_equal(collector_finish(c), -ENODEV);
         collector_free(c);
         assert_null(collector_free(NULL));
+        assert_int_equal(collector_finish(NULL), -EINVAL);
         store_free(s);
 
         assert_string_equal(source_state_to_string(SOURCE_HEALTHY), "healthy");
         assert_string_equal(source_state_to_string(SOURCE_FAILED_PERMANENT), "failed-permanent");
+        assert_string_equal(source_state_to_string(SOURCE_REFUSED), "refused");
         assert_null(source_state_to_string(_SOURCE_STATE_MAX));
 }
 
+#define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup(test_accounting_exact, reset_fake),
-                cmocka_unit_test_setup(test_free_idle_without_shutdown, reset_fake),
-                cmocka_unit_test_setup(test_store_full_drops_blocks, reset_fake),
-                cmocka_unit_test_setup(test_purge_all_restarts_partial_block, reset_fake),
-                cmocka_unit_test_setup(test_stuck_source_disabled, reset_fake),
-                cmocka_unit_test_setup(test_good_then_stuck_purges, reset_fake),
-                cmocka_unit_test_setup(test_hour_of_good_then_stuck, reset_fake),
-                cmocka_unit_test_setup(test_running_check_degrades, reset_fake),
-                cmocka_unit_test_setup(test_running_check_below_credit, reset_fake),
-                cmocka_unit_test_setup(test_jitter_clock_stands_still, reset_fake),
-                cmocka_unit_test_setup(test_intermittent_recovers, reset_fake),
-                cmocka_unit_test_setup(test_block_waits_for_its_window, reset_fake),
-                cmocka_unit_test_setup(test_release_timing, reset_fake),
-                cmocka_unit_test_setup(test_hwrng_errors_step, reset_fake),
-                cmocka_unit_test_setup(test_hwrng_errors_back_off, reset_fake),
-                cmocka_unit_test_setup(test_hwrng_virtio_not_credited, reset_fake),
-                cmocka_unit_test_setup(test_eagain_backs_off, reset_fake),
-                cmocka_unit_test_setup(test_idle_when_full, reset_fake),
-                cmocka_unit_test_setup(test_invalid, reset_fake),
+                TEST(test_accounting_exact),
+                TEST(test_nothing_before_verdict),
+                TEST(test_free_idle_without_shutdown),
+                TEST(test_store_full_drops_blocks),
+                TEST(test_purge_all_drops_windows),
+                TEST(test_stuck_source_refused),
+                TEST(test_apt_permanent_disables),
+                TEST(test_long_good_then_stuck),
+                TEST(test_gate_iid_credited),
+                TEST(test_gate_auto),
+                TEST(test_gate_failure_classes),
+                TEST(test_stop_while_judging),
+                TEST(test_jitter_clock_stands_still),
+                TEST(test_intermittent_recovers),
+                TEST(test_block_waits_for_its_window),
+                TEST(test_release_timing),
+                TEST(test_hwrng_errors_step),
+                TEST(test_hwrng_errors_back_off),
+                TEST(test_hwrng_virtio_not_credited),
+                TEST(test_eagain_backs_off),
+                TEST(test_idle_when_full),
+                TEST(test_invalid),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

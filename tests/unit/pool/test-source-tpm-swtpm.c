@@ -159,18 +159,21 @@ static void test_open_read_health(void **state) {
         assert_int_equal(distinct, 256);
 }
 
-/* Through the collector, as the daemon runs it: health tests, SHA-256,
- * blocks in the store. Credit 1 bit per sample: 320 samples a block. */
+/* Through the collector, as the daemon runs it: the running gate on
+ * windows of GATE_WINDOW_MIN samples, health tests, SHA-256, blocks in the
+ * store. Credit 1 bit per sample: 320 samples a block. */
 static void test_blocks(void **state) {
         uint8_t block[STORE_BLOCK_SIZE];
         SourceParams p = { .tcti = sw.tcti };
+        CollectorGate gate = { .policy = { .credit_mbits = 1000 }, .window = GATE_WINDOW_MIN };
         CollectorStats st;
         Collector *c;
         Store *store;
 
         swtpm_start(true);
+        assert_int_equal(gate_new(1, &gate.gate), 0);
         assert_int_equal(store_new(1024, 1, &store), 0);
-        assert_int_equal(collector_new(&source_tpm, &p, 1000, 0, store, NULL, NULL, &c), 0);
+        assert_int_equal(collector_new(&source_tpm, &p, &gate, 0, store, NULL, NULL, &c), 0);
         collector_get_stats(c, &st);
         assert_int_equal(st.state, SOURCE_STARTUP);
         assert_int_equal(st.selftest.reason, SELFTEST_PASSED);
@@ -181,9 +184,14 @@ static void test_blocks(void **state) {
         assert_int_equal(st.state, SOURCE_HEALTHY);
         assert_true(st.blocks >= 8);
         assert_int_equal(st.fail_rct + st.fail_apt, 0);
+        /* The TPM's windows pass the gate at 1 bit (estimate >= 2). */
+        assert_true(st.gate.credited >= 1);
+        assert_int_equal(st.gate.refused, 0);
+        assert_int_equal(st.gate.credit_mbits, 1000);
         assert_int_equal(store_take(store, block, STORE_BLOCK_SIZE), 0);
         collector_free(c);
         store_free(store);
+        gate_free(gate.gate);
 }
 
 /* The TPM goes away mid-run: the next read fails at once with -EIO, and
