@@ -96,7 +96,7 @@ static struct json_object *gate_json(const CollectorStats *st) {
         ADD(o, "refusals", json_object_new_uint64(g->refusals));
         /* null until the first verdict */
         if (json_put_nullable(o, "last", g->credited + g->refused == 0 ? NULL
-                                         : json_object_new_string(st->state == SOURCE_REFUSED ? "refused" : "credited")) < 0 ||
+                                         : json_object_new_string(g->last_refused ? "refused" : "credited")) < 0 ||
             json_put_nullable(o, "estimate_bits", isnan(g->estimate) ? NULL : json_new_fixed(g->estimate, 3)) < 0)
                 r = -ENOMEM;
         return finish(o, r);

@@ -40,6 +40,7 @@ typedef struct GateStats {
         double estimate;              /* the last window's min-entropy, bits per sample; NAN before the first */
         uint64_t credited, refused;   /* windows */
         uint64_t refusals;            /* bursts: refused windows after a credited one (or the start) */
+        bool last_refused;            /* the last verdict refused its window */
 } GateStats;
 
 typedef struct CollectorStats {

@@ -86,11 +86,25 @@ static void collector_read_succeeded(Collector *c) {
 }
 
 int collector_finish(Collector *c) {
+        SourceState shown;
+        int r;
+
         if (!c)
                 return -EINVAL;
         if (!c->intake)
                 return -ENODEV;
-        return intake_finish(c->intake);
+        shown = collector_board_lock(&c->board)->state;
+        collector_board_unlock(&c->board);
+        r = intake_finish(c->intake);
+        /* The verdict's state is the intake's; a source whose device
+         * failed or ended still shows unavailable (until a read succeeds,
+         * which for an ended file is never). */
+        if (shown == SOURCE_UNAVAILABLE) {
+                collector_board_lock(&c->board)->state = SOURCE_UNAVAILABLE;
+                collector_board_unlock(&c->board);
+                collector_board_wake(&c->board);
+        }
+        return r;
 }
 
 ssize_t collector_step(Collector *c, size_t max_samples) {
@@ -149,7 +163,7 @@ static void *collector_thread(void *userdata) {
                         break;
                 /* A file ended: its last window's verdict still counts. */
                 if (r == -ENODATA)
-                        (void) intake_finish(c->intake);
+                        (void) collector_finish(c);
                 /* The store is gone, or a file ended: nothing more to do. */
                 if (r == -ESHUTDOWN || r == -ENODATA)
                         break;

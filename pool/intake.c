@@ -261,8 +261,9 @@ static void intake_refused(Intake *in, const GateVerdict *v) {
 
         intake_discard(in);
         in->gate_stats.refused++;
-        if (in->state != SOURCE_REFUSED)
+        if (!in->gate_stats.last_refused)
                 in->gate_stats.refusals++;
+        in->gate_stats.last_refused = true;
         in->gate_stats.credit_mbits = 0;
         in->gate_stats.estimate = v->estimate;
         in->state = SOURCE_REFUSED;
@@ -283,6 +284,7 @@ static void intake_credited(Intake *in, const GateVerdict *v) {
                 abort();
         in->credit_mbits = v->credit_mbits;
         in->gate_stats.credited++;
+        in->gate_stats.last_refused = false;
         in->gate_stats.credit_mbits = v->credit_mbits;
         in->gate_stats.estimate = v->estimate;
         if (in->state == SOURCE_REFUSED)
@@ -450,5 +452,8 @@ int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
 }
 
 int intake_finish(Intake *in) {
-        return intake_take_verdict(in, true);
+        int r = intake_take_verdict(in, true);
+
+        intake_publish(in, 0);
+        return r;
 }

@@ -1360,6 +1360,21 @@ static CtlStatus *wait_judged(Harness *h, unsigned windows) {
         }
 }
 
+/* The file source's status once its state is `state` and the gate judged
+ * `windows` of its windows (a minute at most). */
+static CtlStatus *wait_state(Harness *h, const char *state, unsigned windows) {
+        uint64_t until = now_ms() + 60000;
+
+        for (;;) {
+                CtlStatus *j = control_status(h);
+                if (strcmp(ctl_status_get_string(file_source(j), "state"), state) == 0 && judged(j) >= windows)
+                        return j;
+                ctl_status_free(j);
+                assert_true(now_ms() < until);
+                sleep_ms(20);
+        }
+}
+
 /* A file of `windows` windows of `window` samples: a stream of known
  * min-entropy (0 with probability 1/4, else one of the other 255 values:
  * exactly 2 bits per sample) up to window `uniform_from`, uniform after
@@ -1540,14 +1555,17 @@ static void test_gate_refuses_degraded(void **state) {
                 h->config.low_water = 512;
                 assert_int_equal(harness_start(h), 0);
 
-                j = wait_judged(h, total);
+                /* The file ended (its source shows unavailable) once its
+                 * last window was judged. */
+                j = wait_state(h, "unavailable", total);
                 src = file_source(j);
+                assert_int_equal(judged(j), total);
                 g = ctl_status_get_object(src, "gate");
                 print_message("%s: %u of %u windows credited, the degraded ones refused (last estimate %.3f)\n",
                               degrade_name(k), credited, total, number(g, "estimate_bits"));
                 assert_true(number(g, "windows_credited") == credited);
                 assert_true(number(g, "windows_refused") == total - credited);
-                assert_string_equal(ctl_status_get_string(src, "state"), "refused");
+                assert_string_equal(ctl_status_get_string(g, "last"), "refused");
                 assert_true(json_number(j, "store", "fill") == 0);
                 ctl_status_free(j);
                 nb = h->trng;
