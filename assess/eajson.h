@@ -1,6 +1,5 @@
 /* eajson.h - an SP 800-90B report (estimate/noniid.h) as JSON, one shape
- * for `truerandomctl assess --json`, the daemon's state file and its
- * status:
+ * for `truerandomctl assess --json` and what keeps its reports:
  *   { "samples": N, "bits": B, "h_original": x, "h_bitstring": y,
  *     "min_entropy": z,
  *     "mcv": { "original": a, "bitstring": b }, ... one member per

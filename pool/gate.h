@@ -39,7 +39,10 @@
 /* The smallest window the estimators are run on (their statistics need a
  * few thousand samples to mean anything). */
 #define GATE_WINDOW_MIN 4096U
-#define GATE_WINDOW_MAX (1U << 22)
+/* The largest: about SP 800-90B's 1,000,000, and ~50 MiB of estimator heap
+ * while it is judged (estimate/noniid.h), 2 MiB of locked windows per
+ * source. */
+#define GATE_WINDOW_MAX (1U << 20)
 
 typedef struct GatePolicy {
         bool auto_credit;          /* credit = auto */

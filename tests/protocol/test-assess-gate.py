@@ -193,7 +193,7 @@ listener.close()
 
 # (d) the refusals: exit 2 and why.
 short = capture_file("short.bin", uniform(W - 1, 8))
-for args, words in ((("--window", "100"), "--window must be a number of samples in [4096, 4194304]"),
+for args, words in ((("--window", "100"), "--window must be a number of samples in [4096, 1048576]"),
                     (("--window", "4194305"), "--window must be"),
                     (("--window", "many"), "--window must be"),
                     (("--credit", "0"), "--credit must be auto or bits per sample in (0, 8]"),
