@@ -286,7 +286,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "usage: %s [--auto] [--window %u..%u]\n", argv[0], GATE_WINDOW_MIN, GATE_WINDOW_MAX);
                 return 2;
         }
-        if (sodium_init() < 0 || gate_new(1, &gate) < 0)
+        if (sodium_init() < 0 || gate_new(1, &gate) < 0 || gate_start(gate) < 0)
                 return 1;
 
         for (i = 0; i < ELEMENTSOF(list); i++)

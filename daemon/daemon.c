@@ -142,9 +142,10 @@ static int setup_pool(Daemon *d) {
         r = store_new(d->config.store_blocks, d->config.low_water, &d->store);
         if (r < 0)
                 return log_error_errno(r, "allocating the block store%s", daemon_memlock_hint(r));
+        /* Its threads start with the collectors' (daemon_start_collectors()). */
         r = gate_new(daemon_gate_threads(&d->config), &d->gate);
         if (r < 0)
-                return log_error_errno(r, "starting the running gate's threads");
+                return log_error_errno(r, "start-up");
         r = setup_crng(d);
         if (r < 0)
                 return r;

@@ -199,9 +199,14 @@ int daemon_create_collectors(Daemon *d) {
 }
 
 int daemon_start_collectors(Daemon *d) {
+        /* Its workers only now: root was given up first, which a process
+         * with threads cannot do. */
+        int r = gate_start(d->gate);
+
+        if (r < 0)
+                return log_error_errno(r, "starting the running gate's threads");
         d->sources_started = true;
         for (size_t i = 0; i < _CONFIG_SOURCE_MAX; i++) {
-                int r;
                 if (!d->sources[i].collector)
                         continue;
                 r = collector_start(d->sources[i].collector);

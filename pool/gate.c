@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "estimate/noniid.h"
@@ -23,7 +24,7 @@ struct Gate {
         TAILQ_HEAD(, GateJob) running;
         bool stopping;
         uint64_t windows, samples;
-        unsigned n_threads;
+        unsigned n_threads, max_threads;  /* running, and asked for */
         pthread_t threads[];
 };
 
@@ -129,7 +130,6 @@ static void *gate_worker(void *userdata) {
 
 int gate_new(unsigned threads, Gate **ret) {
         _cleanup_free_ Gate *g = NULL;
-        int r;
 
         if (threads == 0 || threads > 64 || !ret)
                 return -EINVAL;
@@ -138,18 +138,32 @@ int gate_new(unsigned threads, Gate **ret) {
                 return -ENOMEM;
         TAILQ_INIT(&g->queue);
         TAILQ_INIT(&g->running);
+        g->max_threads = threads;
         if (pthread_mutex_init(&g->lock, NULL) != 0 || pthread_cond_init(&g->work, NULL) != 0 ||
             pthread_cond_init(&g->done, NULL) != 0)
                 return -ENOMEM;
-        for (; g->n_threads < threads; g->n_threads++) {
-                r = pthread_create(&g->threads[g->n_threads], NULL, gate_worker, g);
-                if (r != 0) {
-                        gate_free(TAKE_PTR(g));
-                        return -r;
-                }
-        }
         *ret = TAKE_PTR(g);
         return 0;
+}
+
+int gate_start(Gate *g) {
+        sigset_t all, old;
+        int r = 0;
+
+        if (!g)
+                return -EINVAL;
+        /* Signals belong to the loop thread (signalfd); a worker must
+         * never be picked to run a handler. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        for (; g->n_threads < g->max_threads; g->n_threads++) {
+                r = -pthread_create(&g->threads[g->n_threads], NULL, gate_worker, g);
+                if (r < 0)
+                        break;
+                (void) pthread_setname_np(g->threads[g->n_threads], "tr-gate");
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return r;
 }
 
 Gate *gate_free(Gate *g) {

@@ -101,9 +101,15 @@ typedef struct GateJob {
 
 typedef struct Gate Gate;
 
-/* threads >= 1 workers, judging jobs in the order they came. -ENOMEM,
- * or pthread_create()'s -errno. */
+/* A gate of threads (1..64) workers, judging jobs in the order they came,
+ * once started. -EINVAL, -ENOMEM. */
 int gate_new(unsigned threads, Gate **ret);
+/* Starts the workers not running yet (signals blocked in them). Separate
+ * from gate_new() so that a daemon can make the gate before it gives up
+ * root, which a process with other threads cannot do. 0, or
+ * pthread_create()'s -errno (the workers made so far run). Jobs
+ * submitted before it wait in the queue. */
+int gate_start(Gate *g);
 /* Cancels every job, joins the workers; takes NULL, returns NULL. Every
  * submitter must have waited for or cancelled its jobs first. */
 Gate *gate_free(Gate *g);

@@ -134,7 +134,7 @@ static int bench_blocks(const Args *a) {
         double t0, elapsed = 0.0;
         CollectorStats st;
 
-        if (gate_new(1, &gate.gate) < 0 || store_new(1024, 1, &store) < 0 ||
+        if (gate_new(1, &gate.gate) < 0 || gate_start(gate.gate) < 0 || store_new(1024, 1, &store) < 0 ||
             collector_new(&source_tpm, &a->p, &gate, 0, store, NULL, NULL, &c) < 0) {
                 store_free(store);
                 gate_free(gate.gate);

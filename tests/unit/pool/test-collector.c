@@ -78,7 +78,7 @@ static Gate *gate;
 static int setup(void **state) {
         atomic_store(&reads, 0);
         atomic_store(&read_error, 0);
-        return gate_new(1, &gate);
+        return gate_new(1, &gate) < 0 ? -1 : gate_start(gate);
 }
 
 static int teardown(void **state) {

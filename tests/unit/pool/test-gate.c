@@ -147,6 +147,7 @@ static void test_workers_agree(void **state) {
         assert_non_null(s);
         degrade_fill(DEGRADE_LAGGED, 7, (size_t) 3 * W, s, (size_t) JOBS * W);
         assert_int_equal(gate_new(2, &g), 0);
+        assert_int_equal(gate_start(g), 0);
         for (unsigned i = 0; i < JOBS; i++) {
                 jobs[i].samples = s + (size_t) i * W;
                 jobs[i].n = W;
@@ -185,6 +186,7 @@ static void test_cancel(void **state) {
         assert_non_null(s);
         degrade_fill(DEGRADE_NONE, 3, 0, s, W);
         assert_int_equal(gate_new(1, &g), 0);
+        assert_int_equal(gate_start(g), 0);
         assert_int_equal(gate_wait(g, &idle), -EINVAL);
         for (unsigned i = 0; i < JOBS; i++) {
                 jobs[i] = (GateJob){ .samples = s, .n = W, .policy = credit_one };

@@ -172,6 +172,7 @@ static void test_blocks(void **state) {
 
         swtpm_start(true);
         assert_int_equal(gate_new(1, &gate.gate), 0);
+        assert_int_equal(gate_start(gate.gate), 0);
         assert_int_equal(store_new(1024, 1, &store), 0);
         assert_int_equal(collector_new(&source_tpm, &p, &gate, 0, store, NULL, NULL, &c), 0);
         collector_get_stats(c, &st);
