@@ -81,6 +81,21 @@ def self_test():
     return 0 if ok else 1
 
 
+def c_files(src):
+    """The tree's .c files: git's list when src is the top of a checkout,
+    else every one under it (a source package, a copy without git, a copy
+    inside another checkout's ignored build directory)."""
+    try:
+        top = subprocess.run(["git", "-C", src, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+        if top.returncode == 0 and os.path.realpath(top.stdout.strip()) == os.path.realpath(src):
+            listed = subprocess.run(["git", "-C", src, "ls-files", "*.c"], capture_output=True, text=True)
+            if listed.returncode == 0:
+                return listed.stdout.split()
+    except OSError:
+        pass
+    return [os.path.relpath(os.path.join(d, f), src) for d, _, fs in os.walk(src) for f in fs if f.endswith(".c")]
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--self-test":
         return self_test()
@@ -88,13 +103,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 64
     src = argv[1]
-    listed = subprocess.run(["git", "-C", src, "ls-files", "*.c"], capture_output=True, text=True)
-    if listed.returncode != 0:
-        # Not a git checkout (a source package): every .c file under it.
-        paths = [os.path.relpath(os.path.join(d, f), src) for d, _, fs in os.walk(src) for f in fs if f.endswith(".c")]
-    else:
-        paths = listed.stdout.split()
     files = {}
+    paths = c_files(src)
     for p in paths:
         if p.startswith(NOT_JUDGED) or "/" not in p or p.startswith(("build", "obj-", "debian/")):
             continue
