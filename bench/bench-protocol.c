@@ -20,7 +20,13 @@
  *              that is read and never answered) and subtracted.
  *  idle CPU    a daemon nobody asks, its store filled as far as it fills
  *              unasked (low_water or more; the sources then stop), over 10 s.
- * RSS and idle CPU run in forked children, each from a fresh heap that no
+ *  first block the daemon with the jitter source alone at credit = auto
+ *              and the running gate's default window (the shipped
+ *              defaults): the time from daemon_new() to CUSE_INIT answered
+ *              (the devices up) and to the first /dev/truerandom byte (the
+ *              gate's first verdict, the startup test, the first block),
+ *              and the process's VmRSS then; natively, no CUSE needed.
+ * RSS, idle CPU and the first block run in forked children, each from a fresh heap that no
  * earlier phase has grown. It measures, it does not judge: the exit status
  * is non-zero only when the daemon misbehaved (a wrong reply, a message the
  * kernel would reject), never because of a figure. The last line of output
@@ -128,20 +134,28 @@ static void sleep_ns(long long ns) {
                 ;
 }
 
-static long vm_rss_kib(void) {
+/* A figure of /proc/self/status in KiB: name is "VmRSS" or "VmHWM". */
+static long vm_kib(const char *name) {
         char line[256];
+        size_t n = strlen(name);
         long v = -1;
         FILE *f = fopen("/proc/self/status", "re");
 
         if (!f)
                 die("/proc/self/status: %s", strerror(errno));
         while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "VmRSS: %ld kB", &v) == 1)
+                if (strncmp(line, name, n) == 0 && line[n] == ':') {
+                        v = strtol(line + n + 1, NULL, 10);
                         break;
+                }
         fclose(f);
         if (v < 0)
-                die("no VmRSS in /proc/self/status");
+                die("no %s in /proc/self/status", name);
         return v;
+}
+
+static long vm_rss_kib(void) {
+        return vm_kib("VmRSS");
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -499,6 +513,33 @@ static void idle_cpu(double *out) {
 }
 
 /* ------------------------------------------------------------------ */
+/* the first block through the gate (run in a child)                   */
+
+enum { FIRST_UP_S, FIRST_BLOCK_S, FIRST_RSS_KIB, FIRST_HWM_KIB, _FIRST_MAX };
+
+static void first_block(double *out) {
+        Bench *b = bench_new();
+        SourceConfig *jitter = &b->config.source[CONFIG_SOURCE_JITTER];
+        uint8_t buf[32];
+        long long t0;
+
+        /* The shipped defaults for jitter (credit = auto, its cap) and the
+         * gate (its default window); the file source off. */
+        b->config.source[CONFIG_SOURCE_FILE].enable = false;
+        jitter->enable = true;
+        b->config.gate_window = GATE_WINDOW_DEFAULT;
+        t0 = now_ns();
+        bench_start(b);
+        out[FIRST_UP_S] = (double) (now_ns() - t0) / 1e9;
+        if (fk_read(b->fk[CUSEDEV_TRNG], &b->file[CUSEDEV_TRNG], buf, sizeof(buf)) <= 0)
+                die("no first /dev/truerandom block");
+        out[FIRST_BLOCK_S] = (double) (now_ns() - t0) / 1e9;
+        out[FIRST_RSS_KIB] = (double) vm_rss_kib();
+        out[FIRST_HWM_KIB] = (double) vm_kib("VmHWM");
+        bench_free(b);
+}
+
+/* ------------------------------------------------------------------ */
 
 /* Runs fn in a child that starts from this process's heap as it is now
  * (single-threaded, nothing grown yet) and hands back n figures. */
@@ -545,7 +586,7 @@ static void in_child(void (*fn)(double *out), double *out, size_t n) {
 
 int main(int argc, char *argv[]) {
         static Throughput tp;
-        double fk[_RSS_MAX], rss[_RSS_MAX], idle[_IDLE_MAX];
+        double fk[_RSS_MAX], rss[_RSS_MAX], idle[_IDLE_MAX], first[_FIRST_MAX];
         double fk_delta, daemon_delta, rss_daemon, idle_pct, loop_pct;
         unsigned long rounds = ROUNDS_DEFAULT;
         char *end;
@@ -563,6 +604,7 @@ int main(int argc, char *argv[]) {
         in_child(rss_fake_kernel_only, fk, _RSS_MAX);
         in_child(rss_parked, rss, _RSS_MAX);
         in_child(idle_cpu, idle, _IDLE_MAX);
+        in_child(first_block, first, _FIRST_MAX);
         run_throughput((unsigned) rounds, &tp);
 
         fk_delta = fk[RSS_FK_AFTER] - fk[RSS_FK_BEFORE];
@@ -614,6 +656,10 @@ int main(int argc, char *argv[]) {
                "  %.0f context switches (this thread's sleep included); store after: %.0f blocks\n\n",
                idle[IDLE_WALL_S], idle[IDLE_PROC_CPU_S], idle_pct, loop_pct, idle[IDLE_WAKEUPS],
                idle[IDLE_FILL_AFTER]);
+        printf("First block (jitter alone, credit = auto, gate windows of %u samples): devices up %.3f s,\n"
+               "  first /dev/truerandom byte %.3f s after daemon_new(); process VmRSS %.0f KiB (peak %.0f KiB)\n\n",
+               GATE_WINDOW_DEFAULT, first[FIRST_UP_S], first[FIRST_BLOCK_S], first[FIRST_RSS_KIB],
+               first[FIRST_HWM_KIB]);
 
         printf("{\"rounds\": %lu, \"window\": %d", rounds, WINDOW);
         for (size_t s = 0; s < NSIZES; s++)
@@ -635,7 +681,9 @@ int main(int argc, char *argv[]) {
         printf(", \"rss_10k_parked_kib\": %.0f, \"rss_process_10k_parked_kib\": %.0f, \"rss_before_parking_kib\": %.0f"
                ", \"rss_parking_daemon_kib\": %.0f, \"rss_parking_fakekernel_kib\": %.0f",
                rss_daemon, rss[RSS_AFTER], rss[RSS_BEFORE], daemon_delta, fk_delta);
-        printf(", \"idle_cpu_pct\": %.4f, \"idle_loop_cpu_pct\": %.4f, \"idle_seconds\": %.1f, \"idle_ctx_switches\": %.0f}\n",
+        printf(", \"idle_cpu_pct\": %.4f, \"idle_loop_cpu_pct\": %.4f, \"idle_seconds\": %.1f, \"idle_ctx_switches\": %.0f",
                idle_pct, loop_pct, idle[IDLE_WALL_S], idle[IDLE_WAKEUPS]);
+        printf(", \"first_up_s\": %.3f, \"first_block_s\": %.3f, \"first_rss_kib\": %.0f, \"first_hwm_kib\": %.0f}\n",
+               first[FIRST_UP_S], first[FIRST_BLOCK_S], first[FIRST_RSS_KIB], first[FIRST_HWM_KIB]);
         return 0;
 }

@@ -71,6 +71,9 @@ check_gate() {
         moves=$(cat /tmp/idle.txt /tmp/loaded.txt /tmp/after.txt | awk 'NF == 4 { print $2 }' | sort -u | wc -l)
         [ "$moves" -ge 2 ] || { note "the credit never moved"; ok=1; }
         grep 'source jitter' /tmp/gate.log | head -n 5 | sed 's/^/INFO log: /'
+        # The daemon's memory after 24 s of serving through the gate: its
+        # windows, the estimators' peak on one, the store, the CRNG.
+        echo "INFO truerandomd memory: $(grep -E '^Vm(RSS|HWM)' /proc/$DPID/status | tr -s ' \t' ' ' | paste -sd, -)"
         return $ok
 }
 
