@@ -46,9 +46,10 @@ static void log_selftest(ConfigSource id, const CollectorStats *st) {
                            "never credited", name, what);
 }
 
-/* The gate's verdicts between two looks at the stats: a refusal once per
- * burst (the first refused window after a credited one), the way back
- * once, and the credit in force when auto moved it. */
+/* The gate's verdicts between two looks at the stats: its first credited
+ * window, a refusal once per burst (the first refused window after a
+ * credited one), and the way back. Under credit = auto the credit moves
+ * with every window: status shows it, the journal would drown in it. */
 static void log_gate(const char *name, const CollectorStats *was, const CollectorStats *now) {
         LogFields f = { .source = name, .health_test = "GATE" };
         const GateStats *g = &now->gate;
