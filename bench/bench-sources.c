@@ -130,7 +130,7 @@ static void bench_pipeline(Gate *gate, const GatePolicy *policy, uint32_t window
         if (store_new(1024, 1, &s) < 0 || collector_new(ops, NULL, &g, 0, s, NULL, NULL, &c) < 0)
                 abort();
         collector_get_stats(c, &st);
-        res->credit = st.credit_mbits;
+        res->credit = gate_policy_most(&st.gate.policy);
         if (st.state == SOURCE_UNAVAILABLE) {
                 collector_free(c);
                 store_free(s);

@@ -151,7 +151,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
         ADD(o, "credit_bits", json_new_fixed(st->gate.credit_mbits / 1000.0, 3));
         /* The most a window may get: as configured, or the source's own
          * limit (an hwrng's rng_quality) where that is lower. */
-        if (credit_policy_json(sc, st->credit_mbits, o) < 0)
+        if (credit_policy_json(sc, gate_policy_most(&st->gate.policy), o) < 0)
                 r = -ENOMEM;
         ADD(o, "samples", json_object_new_uint64(st->samples));
         ADD(o, "blocks", json_object_new_uint64(st->blocks));

@@ -34,7 +34,8 @@ typedef enum SourceState {
 
 /* The running gate's verdicts on a source (gate.h). */
 typedef struct GateStats {
-        GatePolicy policy;            /* credit = auto (with its cap) or C, as capped by the source */
+        GatePolicy policy;            /* credit = auto (with its cap) or C, as capped by the source:
+                                       * the most a window may get is gate_policy_most() */
         uint32_t window;              /* samples per window */
         uint32_t credit_mbits;        /* in force: the last verdict's grant; 0 before the first, or refused */
         double estimate;              /* the last window's min-entropy, bits per sample; NAN before the first */
@@ -46,7 +47,6 @@ typedef struct GateStats {
 typedef struct CollectorStats {
         SourceState state;
         bool running;                 /* the thread is sampling right now */
-        uint32_t credit_mbits;        /* the most a window may be granted: C, or auto's cap, as capped */
         uint64_t samples;             /* raw samples read */
         uint64_t credited_mbits;      /* credit that went into finished blocks */
         uint64_t blocks;              /* put into the store */

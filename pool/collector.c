@@ -266,7 +266,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, const Collec
 
         if (!ops || !gate || !gate->gate || !store || !ret)
                 return -EINVAL;
-        credit = gate->policy.auto_credit ? gate->policy.cap_mbits : gate->policy.credit_mbits;
+        credit = gate_policy_most(&gate->policy);
         if (credit == 0 || credit > CREDIT_MBITS_MAX || gate->window < GATE_WINDOW_MIN ||
             gate->window > GATE_WINDOW_MAX)
                 return -EINVAL;

@@ -67,8 +67,7 @@ int gate_judge(const uint8_t *samples, size_t n, const GatePolicy *p, const atom
 
         if (!samples || !p || !ret || n < GATE_WINDOW_MIN || n > GATE_WINDOW_MAX)
                 return -EINVAL;
-        if (p->auto_credit ? p->cap_mbits == 0 || p->cap_mbits > CREDIT_MBITS_MAX
-                           : p->credit_mbits == 0 || p->credit_mbits > CREDIT_MBITS_MAX)
+        if (gate_policy_most(p) == 0 || gate_policy_most(p) > CREDIT_MBITS_MAX)
                 return -EINVAL;
         if (p->bits > 8)
                 return -EINVAL;

@@ -62,6 +62,11 @@ typedef struct GateVerdict {
         int error;                 /* 0, or the estimators' -errno (-ENOMEM): refused */
 } GateVerdict;
 
+/* The most policy p may grant a window: auto's cap, or C. */
+static inline uint32_t gate_policy_most(const GatePolicy *p) {
+        return p->auto_credit ? p->cap_mbits : p->credit_mbits;
+}
+
 /* What policy p grants a window whose estimate is h (bits per sample):
  * millibits per sample, 0 for a refusal (NAN and h <= 0 included). */
 uint32_t gate_credit(const GatePolicy *p, double h);

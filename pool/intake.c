@@ -40,12 +40,10 @@ struct Intake {
         CollectorBoard *board;         /* borrowed: the collector's */
         Gate *gate;                    /* borrowed */
         unsigned source_id;
-        GatePolicy policy;
-        uint32_t window;
-        uint32_t max_mbits;            /* the most a window may be granted */
-        uint32_t credit_mbits;         /* the grant of the window being passed on */
         SourceState state;             /* the board's, but for SOURCE_UNAVAILABLE */
-        GateStats gate_stats;          /* published on the board */
+        /* Published on the board: the policy, the window size, and the
+         * credit in force (the grant of the window being passed on). */
+        GateStats gate_stats;
 
         IntakeWindow win[2];
         unsigned filling;              /* win[filling] takes samples */
@@ -83,7 +81,7 @@ int intake_new(const GatePolicy *policy, uint32_t window, Gate *gate, unsigned s
 
         if (!policy || !gate || !store || !board || !ret || window < GATE_WINDOW_MIN || window > GATE_WINDOW_MAX)
                 return -EINVAL;
-        max_mbits = policy->auto_credit ? policy->cap_mbits : policy->credit_mbits;
+        max_mbits = gate_policy_most(policy);
         if (max_mbits == 0 || max_mbits > CREDIT_MBITS_MAX)
                 return -EINVAL;
         in = calloc(1, sizeof(*in));
@@ -94,10 +92,6 @@ int intake_new(const GatePolicy *policy, uint32_t window, Gate *gate, unsigned s
                 .board = board,
                 .gate = gate,
                 .source_id = source_id,
-                .policy = *policy,
-                .window = window,
-                .max_mbits = max_mbits,
-                .credit_mbits = max_mbits,
                 .state = SOURCE_STARTUP,
                 .gate_stats = { .policy = *policy, .window = window, .estimate = NAN },
                 .epoch = store_epoch(store),
@@ -118,7 +112,6 @@ int intake_new(const GatePolicy *policy, uint32_t window, Gate *gate, unsigned s
                 return r;
 
         st = collector_board_lock(board);
-        st->credit_mbits = max_mbits;
         st->gate = in->gate_stats;
         st->state = in->state;
         collector_board_unlock(board);
@@ -200,7 +193,8 @@ static void intake_absorb(Intake *in, const uint8_t *p, size_t n, uint64_t numbe
                 bool ready = false;
                 size_t used;
 
-                used = conditioner_absorb(in->conditioner, p, n, in->credit_mbits, b->data, &mbits, &ready);
+                used = conditioner_absorb(in->conditioner, p, n, in->gate_stats.credit_mbits, b->data, &mbits,
+                                          &ready);
                 p += used;
                 n -= used;
                 number += used;
@@ -279,10 +273,11 @@ static void intake_refused(Intake *in, const GateVerdict *v) {
 static void intake_credited(Intake *in, const GateVerdict *v) {
         CollectorStats *st;
 
-        /* The grant is in 1..max_mbits, which health_init() took. */
-        if (health_set_credit(&in->health, v->credit_mbits) < 0)
+        /* The grant is in 1..the policy's most, which health_init() took.
+         * The cutoffs already are the in-force credit's when it did not
+         * move (a refusal sets it to 0). */
+        if (v->credit_mbits != in->gate_stats.credit_mbits && health_set_credit(&in->health, v->credit_mbits) < 0)
                 abort();
-        in->credit_mbits = v->credit_mbits;
         in->gate_stats.credited++;
         in->gate_stats.last_refused = false;
         in->gate_stats.credit_mbits = v->credit_mbits;
@@ -402,12 +397,12 @@ static int intake_submit(Intake *in) {
         int r;
 
         r = intake_take_verdict(in, true);
-        if (r < 0 || w->n < in->window)
+        if (r < 0 || w->n < in->gate_stats.window)
                 return r; /* a purge met on the way dropped this one too */
         w->job = (GateJob) {
                 .samples = w->samples,
                 .n = w->n,
-                .policy = in->policy,
+                .policy = in->gate_stats.policy,
                 .start = in->fed - w->n,
         };
         r = gate_submit(in->gate, &w->job);
@@ -436,14 +431,14 @@ int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
 
         while (n > 0 && r == 0 && in->state != SOURCE_FAILED_PERMANENT) {
                 IntakeWindow *w = &in->win[in->filling];
-                size_t take = MIN(n, in->window - w->n);
+                size_t take = MIN(n, in->gate_stats.window - w->n);
 
                 memcpy(w->samples + w->n, samples, take);
                 w->n += take;
                 in->fed += take;
                 samples += take;
                 n -= take;
-                r = w->n == in->window ? intake_submit(in) : intake_take_verdict(in, false);
+                r = w->n == in->gate_stats.window ? intake_submit(in) : intake_take_verdict(in, false);
         }
         if (r == 0 && in->state != SOURCE_FAILED_PERMANENT)
                 r = intake_take_verdict(in, false);
