@@ -102,17 +102,6 @@ static struct json_object *gate_json(const CollectorStats *st) {
         return finish(o, r);
 }
 
-/* How the source is credited, as configured: credit_origin "auto" (each
- * window's half estimate, at most credit_cap_bits) or "explicit"
- * (credit_cap_bits is then the credit a window needs twice of). */
-static int credit_policy_json(const SourceConfig *sc, uint32_t most_mbits, struct json_object *o) {
-        int r = 0;
-
-        ADD(o, "credit_origin", json_object_new_string(sc->credit_auto ? "auto" : "explicit"));
-        ADD(o, "credit_cap_bits", json_new_fixed(most_mbits / 1000.0, 3));
-        return r;
-}
-
 /* The moment a status shows. */
 typedef struct Moment {
         usec_t now;
@@ -147,12 +136,13 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
         ADD(o, "state", json_object_new_string(source_state_to_string(st->state)));
         ADD(o, "running", json_object_new_boolean(st->running));
         /* In force: the last window's grant (0 before the first verdict, or
-         * refused); the policy's most is credit_cap_bits. */
+         * refused). How it is set: "auto" (each window's half estimate, at
+         * most credit_cap_bits) or "explicit" (a window needs twice
+         * credit_cap_bits); the most a window may get is as configured, or
+         * the source's own limit (an hwrng's rng_quality) where lower. */
         ADD(o, "credit_bits", json_new_fixed(st->gate.credit_mbits / 1000.0, 3));
-        /* The most a window may get: as configured, or the source's own
-         * limit (an hwrng's rng_quality) where that is lower. */
-        if (credit_policy_json(sc, gate_policy_most(&st->gate.policy), o) < 0)
-                r = -ENOMEM;
+        ADD(o, "credit_origin", json_object_new_string(sc->credit_auto ? "auto" : "explicit"));
+        ADD(o, "credit_cap_bits", json_new_fixed(gate_policy_most(&st->gate.policy) / 1000.0, 3));
         ADD(o, "samples", json_object_new_uint64(st->samples));
         ADD(o, "blocks", json_object_new_uint64(st->blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st->credited_mbits / 1000));
