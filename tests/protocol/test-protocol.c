@@ -1346,28 +1346,15 @@ static unsigned judged(const CtlStatus *j) {
 }
 
 /* The file source's status once the gate judged `windows` of its windows
- * (a minute at most: the verdicts come from data, not from time). */
-static CtlStatus *wait_judged(Harness *h, unsigned windows) {
+ * and, unless state is NULL, its state is `state` (a minute at most: the
+ * verdicts come from data, not from time). */
+static CtlStatus *wait_judged(Harness *h, unsigned windows, const char *state) {
         uint64_t until = now_ms() + 60000;
 
         for (;;) {
                 CtlStatus *j = control_status(h);
-                if (judged(j) >= windows)
-                        return j;
-                ctl_status_free(j);
-                assert_true(now_ms() < until);
-                sleep_ms(20);
-        }
-}
-
-/* The file source's status once its state is `state` and the gate judged
- * `windows` of its windows (a minute at most). */
-static CtlStatus *wait_state(Harness *h, const char *state, unsigned windows) {
-        uint64_t until = now_ms() + 60000;
-
-        for (;;) {
-                CtlStatus *j = control_status(h);
-                if (strcmp(ctl_status_get_string(file_source(j), "state"), state) == 0 && judged(j) >= windows)
+                if (judged(j) >= windows &&
+                    (!state || strcmp(ctl_status_get_string(file_source(j), "state"), state) == 0))
                         return j;
                 ctl_status_free(j);
                 assert_true(now_ms() < until);
@@ -1441,7 +1428,7 @@ static void test_gate_auto_credit_follows_source(void **state) {
         nb.flags |= O_NONBLOCK;
 
         while (!(low && high)) {
-                CtlStatus *j = wait_judged(h, 1);
+                CtlStatus *j = wait_judged(h, 1, NULL);
                 const CtlStatusObject *src = file_source(j), *g = ctl_status_get_object(src, "gate");
                 unsigned k = (judged(j) - 1) % windows;
                 GateVerdict v = replay(samples, window, k, &policy);
@@ -1493,7 +1480,7 @@ static void test_gate_refuses_short_source(void **state) {
         f->credit_mbits = 1000;
         assert_int_equal(harness_start(h), 0);
 
-        j = wait_judged(h, 6);
+        j = wait_judged(h, 6, NULL);
         src = file_source(j);
         g = ctl_status_get_object(src, "gate");
         assert_string_equal(ctl_status_get_string(src, "state"), "refused");
@@ -1557,7 +1544,7 @@ static void test_gate_refuses_degraded(void **state) {
 
                 /* The file ended (its source shows unavailable) once its
                  * last window was judged. */
-                j = wait_state(h, "unavailable", total);
+                j = wait_judged(h, total, "unavailable");
                 src = file_source(j);
                 assert_int_equal(judged(j), total);
                 g = ctl_status_get_object(src, "gate");
