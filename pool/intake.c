@@ -438,10 +438,10 @@ int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
                 in->fed += take;
                 samples += take;
                 n -= take;
+                /* A full window goes to the gate; else a verdict that is
+                 * in is taken now. */
                 r = w->n == in->gate_stats.window ? intake_submit(in) : intake_take_verdict(in, false);
         }
-        if (r == 0 && in->state != SOURCE_FAILED_PERMANENT)
-                r = intake_take_verdict(in, false);
         intake_publish(in, fed);
         return r;
 }
