@@ -26,6 +26,14 @@
  *              (the devices up) and to the first /dev/truerandom byte (the
  *              gate's first verdict, the startup test, the first block),
  *              and the process's VmRSS then; natively, no CUSE needed.
+ *  per source  [device] per_source_devices = yes with the file source
+ *              (its pace as fast as it reads) and jitter (the real clock,
+ *              credit = auto), a 64-block store so that the sources' pace
+ *              shows, not the store's: each round reads /dev/truerandom,
+ *              /dev/truerandom-file and /dev/truerandom-jitter for
+ *              PER_SOURCE_NS each, in turn (the first rotating), 4 KiB
+ *              reads, one in flight; medians of bytes/s and of each
+ *              round's own ratio to /dev/truerandom.
  * RSS, idle CPU and the first block run in forked children, each from a fresh heap that no
  * earlier phase has grown. It measures, it does not judge: the exit status
  * is non-zero only when the daemon misbehaved (a wrong reply, a message the
@@ -73,6 +81,9 @@
 #define PARKED_SIZE 32U
 #define IDLE_SECONDS 10
 #define NO_START_MS 3600000U      /* sources held back for the whole run */
+#define PER_SOURCE_NS 1000000000LL /* per device and round */
+#define PER_SOURCE_ROUNDS 5
+#define PER_SOURCE_STORE 64
 
 static const uint32_t sizes[] = { 32, 4096, 65536, 131072 };
 static const char *const size_tag[] = { "32", "4k", "64k", "128k" };
@@ -540,6 +551,74 @@ static void first_block(double *out) {
 }
 
 /* ------------------------------------------------------------------ */
+/* the devices of one source beside /dev/truerandom                     */
+
+enum { PS_TRNG, PS_FILE, PS_JITTER, NPS };
+static const char *const ps_name[NPS] = { "truerandom", "truerandom-file", "truerandom-jitter" };
+enum { PS_BPS, PS_RATIO = NPS, _PS_MAX = 2 * NPS };
+
+/* Bytes per second one reader gets from name over PER_SOURCE_NS. */
+static double per_source_trial(Bench *b, const char *name) {
+        FakeKernel *fk = fakedaemon_kernel(b->daemon, name);
+        static uint8_t buf[4096];
+        long long t0, t;
+        size_t got = 0;
+        FkFile f;
+
+        if (!fk)
+                die("no /dev/%s", name);
+        must(fk_open(fk, NULL, O_RDONLY, &f), "open");
+        t0 = now_ns();
+        do {
+                ssize_t r = fk_read(fk, &f, buf, sizeof(buf));
+
+                if (r <= 0)
+                        die("/dev/%s: read: %s", name, strerror(r < 0 ? (int) -r : EIO));
+                got += (size_t) r;
+                t = now_ns();
+        } while (t - t0 < PER_SOURCE_NS);
+        must(fk_release(fk, &f), "release");
+        return (double) got * 1e9 / (double) (t - t0);
+}
+
+static void per_source(double *out) {
+        Bench *b = bench_new();
+        double bps[NPS][PER_SOURCE_ROUNDS], ratio[NPS][PER_SOURCE_ROUNDS];
+        uint8_t first[32];
+
+        b->config.per_source_devices = true;
+        b->config.store_blocks = PER_SOURCE_STORE;
+        b->config.low_water = PER_SOURCE_STORE / 4;
+        b->config.source[CONFIG_SOURCE_JITTER].enable = true;
+        bench_start(b);
+        /* Both sources past their first window before anything is timed. */
+        for (int d = PS_FILE; d < NPS; d++) {
+                FakeKernel *fk = fakedaemon_kernel(b->daemon, ps_name[d]);
+                FkFile f;
+
+                if (!fk)
+                        die("no /dev/%s", ps_name[d]);
+                must(fk_open(fk, NULL, O_RDONLY, &f), "open");
+                if (fk_read(fk, &f, first, sizeof(first)) <= 0)
+                        die("no first block from /dev/%s", ps_name[d]);
+                must(fk_release(fk, &f), "release");
+        }
+        for (int r = 0; r < PER_SOURCE_ROUNDS; r++) {
+                for (int i = 0; i < NPS; i++) {
+                        int d = (r + i) % NPS;
+                        bps[d][r] = per_source_trial(b, ps_name[d]);
+                }
+                for (int d = 0; d < NPS; d++)
+                        ratio[d][r] = bps[d][r] / bps[PS_TRNG][r];
+        }
+        for (int d = 0; d < NPS; d++) {
+                out[PS_BPS + d] = median(bps[d], PER_SOURCE_ROUNDS);
+                out[PS_RATIO + d] = median(ratio[d], PER_SOURCE_ROUNDS);
+        }
+        bench_free(b);
+}
+
+/* ------------------------------------------------------------------ */
 
 /* Runs fn in a child that starts from this process's heap as it is now
  * (single-threaded, nothing grown yet) and hands back n figures. */
@@ -586,7 +665,7 @@ static void in_child(void (*fn)(double *out), double *out, size_t n) {
 
 int main(int argc, char *argv[]) {
         static Throughput tp;
-        double fk[_RSS_MAX], rss[_RSS_MAX], idle[_IDLE_MAX], first[_FIRST_MAX];
+        double fk[_RSS_MAX], rss[_RSS_MAX], idle[_IDLE_MAX], first[_FIRST_MAX], ps[_PS_MAX];
         double fk_delta, daemon_delta, rss_daemon, idle_pct, loop_pct;
         unsigned long rounds = ROUNDS_DEFAULT;
         char *end;
@@ -605,6 +684,7 @@ int main(int argc, char *argv[]) {
         in_child(rss_parked, rss, _RSS_MAX);
         in_child(idle_cpu, idle, _IDLE_MAX);
         in_child(first_block, first, _FIRST_MAX);
+        in_child(per_source, ps, _PS_MAX);
         run_throughput((unsigned) rounds, &tp);
 
         fk_delta = fk[RSS_FK_AFTER] - fk[RSS_FK_BEFORE];
@@ -660,6 +740,12 @@ int main(int argc, char *argv[]) {
                "  first /dev/truerandom byte %.3f s after daemon_new(); process VmRSS %.0f KiB (peak %.0f KiB)\n\n",
                GATE_WINDOW_DEFAULT, first[FIRST_UP_S], first[FIRST_BLOCK_S], first[FIRST_RSS_KIB],
                first[FIRST_HWM_KIB]);
+        printf("A device per source beside /dev/truerandom (file and jitter credited, store of %d blocks),\n"
+               "  %d rounds of %.1f s per device, one 4 KiB read in flight; medians:\n",
+               PER_SOURCE_STORE, PER_SOURCE_ROUNDS, PER_SOURCE_NS / 1e9);
+        for (int d = 0; d < NPS; d++)
+                printf("  %-20s %12.0f B/s  %8.3f x /dev/truerandom\n", ps_name[d], ps[PS_BPS + d], ps[PS_RATIO + d]);
+        printf("\n");
 
         printf("{\"rounds\": %lu, \"window\": %d", rounds, WINDOW);
         for (size_t s = 0; s < NSIZES; s++)
@@ -683,7 +769,11 @@ int main(int argc, char *argv[]) {
                rss_daemon, rss[RSS_AFTER], rss[RSS_BEFORE], daemon_delta, fk_delta);
         printf(", \"idle_cpu_pct\": %.4f, \"idle_loop_cpu_pct\": %.4f, \"idle_seconds\": %.1f, \"idle_ctx_switches\": %.0f",
                idle_pct, loop_pct, idle[IDLE_WALL_S], idle[IDLE_WAKEUPS]);
-        printf(", \"first_up_s\": %.3f, \"first_block_s\": %.3f, \"first_rss_kib\": %.0f, \"first_hwm_kib\": %.0f}\n",
+        printf(", \"first_up_s\": %.3f, \"first_block_s\": %.3f, \"first_rss_kib\": %.0f, \"first_hwm_kib\": %.0f",
                first[FIRST_UP_S], first[FIRST_BLOCK_S], first[FIRST_RSS_KIB], first[FIRST_HWM_KIB]);
+        printf(", \"per_source_trng_bps\": %.0f, \"per_source_file_bps\": %.0f, \"per_source_jitter_bps\": %.0f"
+               ", \"per_source_file_vs_trng\": %.3f, \"per_source_jitter_vs_trng\": %.3f}\n",
+               ps[PS_BPS + PS_TRNG], ps[PS_BPS + PS_FILE], ps[PS_BPS + PS_JITTER], ps[PS_RATIO + PS_FILE],
+               ps[PS_RATIO + PS_JITTER]);
         return 0;
 }

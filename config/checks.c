@@ -6,6 +6,8 @@
  * pass every check). The first error wins, as in the parse.
  * Flow: the parsed Config -> [checks] -> config_load's answer. */
 #include "parser.h"
+#include "sourceconf.h"
+#include "util/cleanup.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,12 @@
 
 static unsigned later_line(const Parser *p, const char *section, const char *a, const char *b) {
         unsigned la = parser_key_line(p, section, a), lb = parser_key_line(p, section, b);
+        return la > lb ? la : lb;
+}
+
+/* The same across two sections. */
+static unsigned later_line2(const Parser *p, const char *sa, const char *a, const char *sb, const char *b) {
+        unsigned la = parser_key_line(p, sa, a), lb = parser_key_line(p, sb, b);
         return la > lb ? la : lb;
 }
 
@@ -55,6 +63,38 @@ static void check_device_names(Parser *p) {
                                 parser_fail(p, -EINVAL, later_line(p, "device", a->name_key, b->name_key),
                                             "%s and %s must differ", a->name_key, b->name_key);
                 }
+}
+
+/* With per_source_devices, each credited source's device name
+ * (TRNG_NAME-SOURCE) must fit and differ from every other device's. */
+static void check_source_device_names(Parser *p) {
+        const Config *c = p->config;
+        unsigned line = parser_key_line(p, "device", "per_source_devices");
+
+        if (!c->cuse || !c->per_source_devices)
+                return;
+        if (!config_device_served(&c->device[CONFIG_DEVICE_TRNG])) {
+                parser_fail(p, -EINVAL, line, "per_source_devices = yes needs trng_name: the devices are named after it");
+                return;
+        }
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                char name[CONFIG_DEVICE_NAME_MAX + 1];
+
+                if (!sourceconf_creditable(&c->source[s], s))
+                        continue;
+                if (config_source_device_name(c, s, name) < 0) {
+                        parser_fail(p, -EINVAL, MAX(line, parser_key_line(p, "device", "trng_name")),
+                                    "trng_name is too long for per_source_devices: %s-%s exceeds %u characters",
+                                    c->device[CONFIG_DEVICE_TRNG].name, source_all[s]->name,
+                                    CONFIG_DEVICE_NAME_MAX);
+                        return;
+                }
+                for (ConfigDevice i = 0; i < _CONFIG_DEVICE_MAX; i++)
+                        if (c->device[i].name && strcmp(c->device[i].name, name) == 0)
+                                parser_fail(p, -EINVAL, MAX(line, parser_key_line(p, "device", config_devices[i].name_key)),
+                                            "%s = %s is the name of source %s's own device (per_source_devices)",
+                                            config_devices[i].name_key, name, source_all[s]->name);
+        }
 }
 
 /* The key that sets SourceParams.path, when the row has one. */
@@ -114,9 +154,24 @@ static void check_sources_caps(Parser *p) {
         }
 }
 
+/* A daemon that serves nothing would run its sources for no one; one
+ * socket path for two servers would make the second fail at start. */
+static void check_served(Parser *p) {
+        const Config *c = p->config;
+
+        if (!c->cuse && !c->egd_socket_path)
+                parser_fail(p, -EINVAL, later_line2(p, "device", "cuse", "egd", "socket"),
+                            "[device] cuse = no and no [egd] socket: nothing would be served");
+        else if (c->egd_socket_path && strcmp(c->egd_socket_path, c->socket_path) == 0)
+                parser_fail(p, -EINVAL, later_line2(p, "egd", "socket", "control", "socket"),
+                            "[egd] socket must differ from [control] socket");
+}
+
 void parser_check(Parser *p) {
         check_limits(p);
+        check_served(p);
         check_device_names(p);
+        check_source_device_names(p);
         check_sources_enabled(p);
         check_sources_caps(p);
 }

@@ -37,6 +37,7 @@ void config_done(Config *c) {
                 free(c->device[i].name);
         free(c->group);
         free(c->socket_path);
+        free(c->egd_socket_path);
         free(c->state_directory);
         free(c->user);
         for (int i = 0; i < _CONFIG_SOURCE_MAX; i++)
@@ -88,6 +89,7 @@ int config_init_defaults(Config *ret) {
                 .reseed_interval_usec = 60 * USEC_PER_SEC,
                 .min_reseed_interval_usec = 1 * USEC_PER_SEC,
                 .assess_samples = CONFIG_ASSESS_SAMPLES_DEFAULT,
+                .cuse = true,
         };
 
         if (init_rows(&c) < 0 || strdup_null("truerandom", &c.group) < 0 ||

@@ -12,12 +12,18 @@
  *              (of them one uid's but root's; default max_parked / 9),
  *              max_open_per_uid (/dev/truerandom files of one uid but root),
  *              null_name (a device answering zeros through the same loop,
- *              the benchmarks' floor; empty = none, the default)
+ *              the benchmarks' floor; empty = none, the default),
+ *              per_source_devices = yes|no (also TRNG_NAME-SOURCE for
+ *              each credited source, its blocks alone; default no)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms,
  *              gate_window (samples per window the running gate judges)
  *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
  *              3 decimals: the least time between reseeds that take a block)
+ *              cuse = yes|no (no: no CUSE device at all, for a host without
+ *              /dev/cuse that serves EGD; the keys above then serve nothing)
  *   [control]  socket (path)
+ *   [egd]      socket (path, or none: the default): the EGD protocol for
+ *              hypervisors and tools (daemon/egd/), mode 0660, [device] group
  *   [daemon]   user (name or number): who truerandomd runs as after set-up
  *              when started as root; never root
  *   [assessment] samples, state_directory: read for old files' sake;
@@ -129,7 +135,10 @@ typedef struct Config {
         usec_t reseed_interval_usec;
         usec_t min_reseed_interval_usec;
 
+        bool cuse;                 /* [device] cuse: serve the CUSE devices (no: EGD and control only) */
+        bool per_source_devices;   /* [device] per_source_devices: a TRNG device per credited source */
         char *socket_path;
+        char *egd_socket_path;     /* [egd] socket; NULL: none (the default) */
 
         unsigned assess_samples;
         char *state_directory;
@@ -164,6 +173,14 @@ int config_parse_milli(const char *s, uint32_t max, uint32_t *ret);
 
 /* The row's name; NULL past the table. */
 const char *config_source_name(ConfigSource s);
+
+/* Longest CUSE DEVNAME: a per-source device's too (TRNG_NAME-SOURCE). */
+#define CONFIG_DEVICE_NAME_MAX 64
+
+/* The name of source s's own device with [device] per_source_devices:
+ * trng_name, '-', the source's name (truerandom-jitter). -EINVAL when no
+ * trng_name is served; -ENAMETOOLONG past CONFIG_DEVICE_NAME_MAX. */
+int config_source_device_name(const Config *c, ConfigSource s, char ret[static CONFIG_DEVICE_NAME_MAX + 1]);
 
 /* Whether the device is served: enabled and named. */
 static inline bool config_device_served(const DeviceConfig *d) {

@@ -41,6 +41,7 @@ typedef enum KeyType {
         KEY_PATH,        /* char * (or const char *): absolute path */
         KEY_PATH_NONE,   /* char * (or const char *): absolute path, or "none" for NULL */
         KEY_SOCKET,      /* char *: absolute path that fits sockaddr_un */
+        KEY_SOCKET_NONE, /* char *: the same, or "none" for NULL */
 } KeyType;
 
 typedef struct Key {

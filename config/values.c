@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <sys/un.h>
 
-#define NAME_LEN_MAX 64
+#define NAME_LEN_MAX CONFIG_DEVICE_NAME_MAX
 #define GROUP_LEN_MAX 32
 #define CREDIT_MBITS_MAX 8000U
 #define SOCKET_PATH_MAX (sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1)
@@ -241,15 +241,16 @@ static int store_seconds(Parser *p, const Key *k, const char *value, usec_t *fie
 }
 
 static int store_path(Parser *p, const Key *k, const char *value, void *field) {
-        size_t max = k->type == KEY_SOCKET ? SOCKET_PATH_MAX : PATH_MAX - 1;
+        bool socket = k->type == KEY_SOCKET || k->type == KEY_SOCKET_NONE;
+        size_t max = socket ? SOCKET_PATH_MAX : PATH_MAX - 1;
 
-        if (k->type == KEY_PATH_NONE && strcmp(value, "none") == 0)
+        if ((k->type == KEY_PATH_NONE || k->type == KEY_SOCKET_NONE) && strcmp(value, "none") == 0)
                 return set_string(field, NULL);
         if (valid_path(value, max))
                 return set_string(field, value);
-        if (k->type == KEY_SOCKET)
-                parser_fail(p, -EINVAL, p->lineno, "%s must be an absolute path of at most %zu bytes", k->name,
-                            SOCKET_PATH_MAX);
+        if (socket)
+                parser_fail(p, -EINVAL, p->lineno, "%s must be an absolute path of at most %zu bytes%s", k->name,
+                            SOCKET_PATH_MAX, k->type == KEY_SOCKET_NONE ? ", or none" : "");
         else
                 parser_fail(p, -EINVAL, p->lineno, "%s must be an absolute path%s", k->name,
                             k->type == KEY_PATH_NONE ? " or none" : "");
@@ -290,6 +291,7 @@ static int store(Parser *p, const Key *k, const char *section, const char *value
         case KEY_PATH:
         case KEY_PATH_NONE:
         case KEY_SOCKET:
+        case KEY_SOCKET_NONE:
                 return store_path(p, k, value, field);
         }
         abort();

@@ -4,8 +4,11 @@
  * not; a reseed that takes a store block serves all of them at once, and
  * the limit counts from it (has_last, last_block_usec). Nothing here waits:
  * a request without a block stays pending until a later seeder_pump().
+ * purge_held only while the last purge is less than SEEDER_LOST_PURGE_USEC
+ * old, as seen by the next seeder_pump(); the purges are thus at least that
+ * far apart unless VM_GENERATION comes between.
  * Secrets: the store block is born in seeder_pump() (store_take() copies
- * it out) and the getrandom() bytes in reseed() and vm_generation_changed()
+ * it out) and the getrandom() bytes in reseed() and rekey()
  * (fill_kernel()); both live in stack SECRET_BUFFERs, erased on every path
  * out of those functions. The key they make stays in the Crng.
  * Flow: store -> [seeder] -> crng -> drop-in devices. */
@@ -22,9 +25,12 @@ struct Seeder {
         Store *store;
         Crng *crng;
         unsigned pending;          /* bit per SeedTrigger */
-        bool unlimited;            /* a VM generation change is pending: no limit */
+        bool unlimited;            /* a purge (VM_GENERATION, LOST_RECORDS) is pending: no limit */
         bool has_last;
         usec_t last_block_usec;    /* the last reseed that took a store block */
+        bool has_purge;
+        usec_t last_purge_usec;    /* the last store_purge_all() */
+        bool purge_held;           /* a LOST_RECORDS purge waits for the limit */
         SeederStats stats;
 };
 
@@ -65,6 +71,7 @@ const char *seed_trigger_to_string(SeedTrigger t) {
                 [SEED_TRIGGER_CONTROL] = "control",
                 [SEED_TRIGGER_VM_GENERATION] = "vm_generation",
                 [SEED_TRIGGER_RESUME] = "resume",
+                [SEED_TRIGGER_LOST_RECORDS] = "lost_records",
         };
         return t < _SEED_TRIGGER_MAX ? names[t] : "unknown";
 }
@@ -93,24 +100,47 @@ static void reseed(Seeder *s, const uint8_t *block) {
         s->stats.last_reseed_usec = seeder_now(s);
 }
 
-/* A machine whose copies share the store, the key and the buffer: nothing
- * of that may be served again. getrandom() whatever kernel_mix says: right
- * after the change it is the only input the copies do not share. Only a
- * kernel of 5.18 or later reports a change, and there GRND_INSECURE fails
- * only under a seccomp filter that forbids getrandom() (the unit's allows
- * it); then the buffer is still discarded, the daemon warns, and the
- * copies' drop-in streams are alike until the next fresh block. */
-static void vm_generation_changed(Seeder *s) {
-        SECRET_BUFFER(kernel, CRNG_KEY_SIZE);
-
+/* A machine whose copies share the store: none of it may be served again,
+ * and the reseed that follows takes a fresh block at once. */
+static void purge(Seeder *s) {
         s->stats.vm_generation_changes++;
         s->stats.vm_blocks_purged += store_purge_all(s->store);
+        s->has_purge = true;
+        s->last_purge_usec = seeder_now(s);
+        s->purge_held = false;
+        s->unlimited = true;
+}
+
+/* ... and the key and the buffer: getrandom() whatever kernel_mix says:
+ * right after the change it is the only input the copies do not share.
+ * Only a kernel of 5.18 or later reports a change, and there GRND_INSECURE
+ * fails only under a seccomp filter that forbids getrandom() (the unit's
+ * allows it); then the buffer is still discarded, the daemon warns, and
+ * the copies' drop-in streams are alike until the next fresh block. */
+static void rekey(Seeder *s) {
+        SECRET_BUFFER(kernel, CRNG_KEY_SIZE);
+
         if (fill_kernel(kernel)) {
                 crng_rekey(s->crng, kernel);
                 s->stats.rekeys++;
         } else
                 crng_discard(s->crng);
-        s->unlimited = true;
+}
+
+static bool purge_allowed(const Seeder *s) {
+        return !s->has_purge || seeder_now(s) >= s->last_purge_usec + SEEDER_LOST_PURGE_USEC;
+}
+
+/* Lost records: rekeyed always, purged unless the limit holds it (then a
+ * later seeder_pump() purges); whether it purged now. */
+static bool lost_records(Seeder *s) {
+        rekey(s);
+        if (!purge_allowed(s)) {
+                s->purge_held = true;
+                return false;
+        }
+        purge(s);
+        return true;
 }
 
 static bool due_at(const Seeder *s, usec_t *ret_usec) {
@@ -134,9 +164,14 @@ static bool reseed_due(const Seeder *s) {
 int seeder_trigger(Seeder *s, SeedTrigger trigger) {
         if (trigger >= _SEED_TRIGGER_MAX)
                 return -EINVAL;
-        if (trigger == SEED_TRIGGER_VM_GENERATION)
-                vm_generation_changed(s);
-        else if (!crng_is_seeded(s->crng))
+        if (trigger == SEED_TRIGGER_VM_GENERATION) {
+                purge(s);
+                rekey(s);
+        } else if (trigger == SEED_TRIGGER_LOST_RECORDS && !lost_records(s)) {
+                /* Rekeyed only: the next fresh block is no fresher for it. */
+                s->stats.requests[trigger]++;
+                return 0;
+        } else if (trigger != SEED_TRIGGER_LOST_RECORDS && !crng_is_seeded(s->crng))
                 return -ENODATA;
         s->stats.requests[trigger]++;
         if (s->pending)
@@ -149,6 +184,10 @@ SeedResult seeder_pump(Seeder *s) {
         SECRET_BUFFER(block, STORE_BLOCK_SIZE);
         bool first = !crng_is_seeded(s->crng);
 
+        if (s->purge_held && purge_allowed(s)) {
+                purge(s);
+                s->pending |= 1U << SEED_TRIGGER_LOST_RECORDS;
+        }
         if (!first && !reseed_due(s))
                 return SEED_NONE;
         if (store_take(s->store, block, 0) < 0)
@@ -176,12 +215,14 @@ bool seeder_wants_block(const Seeder *s) {
 }
 
 bool seeder_next_due(const Seeder *s, usec_t *ret_usec) {
-        usec_t at;
+        usec_t at = 0;
 
-        if (!s->pending)
+        if (!s->pending && !s->purge_held)
                 return false;
-        if (due_at(s, &at))
+        if (s->pending && due_at(s, &at))
                 at = seeder_now(s);
+        if (s->purge_held && (!s->pending || s->last_purge_usec + SEEDER_LOST_PURGE_USEC < at))
+                at = s->last_purge_usec + SEEDER_LOST_PURGE_USEC;
         if (ret_usec)
                 *ret_usec = at;
         return true;

@@ -12,6 +12,17 @@
  *                  epoch), the buffered keystream discarded and the key
  *                  rekeyed from getrandom() (the kernel has reseeded by
  *                  then), whatever kernel_mix says
+ *   LOST_RECORDS   kernel log records were lost before they were read: one
+ *                  may have announced a VM generation change. The buffer is
+ *                  discarded and the key rekeyed from getrandom() every
+ *                  time (cheap); the store is purged as for VM_GENERATION
+ *                  but at most once per SEEDER_LOST_PURGE_USEC (issue 23: a
+ *                  user who floods the kernel log loses records at will).
+ *                  A loss within that time of the last purge, of either
+ *                  trigger, holds the purge until the time is up; then
+ *                  seeder_pump() purges once for every loss held. A loss
+ *                  that purged asks for a reseed as VM_GENERATION does; one
+ *                  that only rekeyed asks for none.
  *
  * Every trigger asks for a reseed from the next store block, mixed with
  * getrandom() output where kernel_mix says so. A request waits ("pending")
@@ -38,12 +49,16 @@
 #include "pool/store.h"
 #include "util/time-util.h"
 
+/* Lost kernel log records purge the store at most this often. */
+#define SEEDER_LOST_PURGE_USEC (10 * USEC_PER_SEC)
+
 typedef enum SeedTrigger {
         SEED_TRIGGER_PERIODIC,
         SEED_TRIGGER_IOCTL,
         SEED_TRIGGER_CONTROL,
         SEED_TRIGGER_VM_GENERATION,
         SEED_TRIGGER_RESUME,
+        SEED_TRIGGER_LOST_RECORDS,
         _SEED_TRIGGER_MAX,
 } SeedTrigger;
 
@@ -68,8 +83,10 @@ typedef struct SeederStats {
         uint64_t reseeds[_SEED_TRIGGER_MAX];   /* reseeds that served a request of this trigger */
         uint64_t joined;                       /* requests that joined a pending one */
         uint64_t seeds;                        /* every credited (re)seed, the first included */
-        uint64_t rekeys;                       /* uncredited getrandom() rekeys (VM generation) */
-        uint64_t vm_generation_changes;
+        uint64_t rekeys;                       /* uncredited getrandom() rekeys (VM_GENERATION,
+                                                * LOST_RECORDS) */
+        uint64_t vm_generation_changes;        /* store purges: every VM_GENERATION, and the
+                                                * LOST_RECORDS purges */
         uint64_t vm_blocks_purged;             /* stored blocks erased by them */
         usec_t last_reseed_usec;               /* of the last credited seed; 0: never */
         bool pending;                          /* a reseed waits for a block */
@@ -82,14 +99,17 @@ int seeder_new(const SeederParams *params, Store *store, Crng *crng, Seeder **re
 Seeder *seeder_free(Seeder *s);
 
 /* The one entry point for every trigger. Records the request (VM_GENERATION
- * also purges, discards and rekeys at once); the block is taken by the next
- * seeder_pump(), which the caller runs next (cusehub_pump() does it first).
- * 0; -ENODATA when the CRNG has no first seed yet (every trigger but
- * VM_GENERATION: the first seed comes anyway); -EINVAL. */
+ * also purges, discards and rekeys at once; LOST_RECORDS discards and
+ * rekeys, and purges unless the limit holds it); the block is taken by the
+ * next seeder_pump(), which the caller runs next (cusehub_pump() does it
+ * first). 0; -ENODATA when the CRNG has no first seed yet (every trigger
+ * but VM_GENERATION and LOST_RECORDS: the first seed comes anyway);
+ * -EINVAL. */
 int seeder_trigger(Seeder *s, SeedTrigger trigger);
 
-/* Takes a store block for the first seed or a due reseed, if there is one.
- * Run before any /dev/truerandom reader is served. */
+/* Purges the store if a held LOST_RECORDS purge is due, then takes a store
+ * block for the first seed or a due reseed, if there is one. Run before
+ * any /dev/truerandom reader is served. */
 SeedResult seeder_pump(Seeder *s);
 
 /* Seeds an unseeded CRNG from ioctl credit once it reaches CRNG_SEED_BITS
@@ -100,9 +120,11 @@ SeedResult seeder_seed_from_credit(Seeder *s);
  * goes to it before readers. */
 bool seeder_wants_block(const Seeder *s);
 
-/* Whether a reseed is pending; *ret_usec (on the params' clock) is when it
- * may take a block: now or earlier when due, later while the rate limit
- * holds it. A caller with a limit arms a timer for it and pumps then. */
+/* Whether a reseed or a held purge is pending; *ret_usec (on the params'
+ * clock) is when the first of them is due: a reseed may take a block now or
+ * earlier when due, later while the rate limit holds it; a held purge is
+ * due SEEDER_LOST_PURGE_USEC after the last purge. The caller arms a timer
+ * for it and pumps then. */
 bool seeder_next_due(const Seeder *s, usec_t *ret_usec);
 
 /* Applies a reloaded limit; a pending reseed's due time follows it. */

@@ -13,12 +13,14 @@
 enum {
         EXIT_OK = 0,
         EXIT_PERMISSION = 1,  /* the daemon refused (not root), or the socket did */
-        EXIT_USAGE = 2,
         EXIT_NOT_RUNNING = 3, /* no socket, or nothing listening on it */
         EXIT_SOURCE = 4,      /* unknown source, or not enabled/available */
         EXIT_PROTOCOL = 5,    /* the two sides do not understand each other */
         EXIT_FAILED = 6,      /* the operation itself failed */
         EXIT_RESTART = 7,     /* assess --restart: the restart test failed */
+        /* sysexits.h's EX_USAGE: apart from status's verdicts (2 is "not
+         * serving"), so a typo in a check script does not page as one. */
+        EXIT_USAGE = 64,
 };
 
 #define CTL_CLIENT_TIMEOUT_USEC (30U * USEC_PER_SEC)

@@ -1,8 +1,10 @@
 /* render-text.c - the 80-column status (see render.h).
  *
  * Names and error texts come from the daemon and end up on a terminal:
- * every string is cut to its column and made printable, and every line goes
- * through status_line(), which keeps it within 80 columns.
+ * every string is made printable, and, for a terminal, cut to its column,
+ * every line going through status_line(), which keeps it within 80
+ * columns. Whole (ctl_render_text_full()): nothing is cut, for a pipe, a
+ * log or --full; a field's copy is kept until the render ends.
  * Flow: ctlstatus -> [render-text] -> stdout. */
 #include "render.h"
 
@@ -11,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef const CtlStatusObject Obj;
@@ -19,6 +22,14 @@ typedef const CtlStatusObject Obj;
  * "No such dev" as the whole message. */
 #define CUT_MARK '>'
 
+/* The render in progress prints whole lines and fields (one render at a
+ * time: truerandomctl prints one status), and the copies clip() made for
+ * it, freed when it ends. */
+#define KEPT_MAX 512
+static bool whole;
+static char *kept[KEPT_MAX];
+static size_t n_kept;
+
 __attribute__((format(printf, 2, 3)))
 static void status_line(FILE *out, const char *fmt, ...) {
         char buf[CTL_RENDER_COLUMNS + 1];
@@ -26,6 +37,12 @@ static void status_line(FILE *out, const char *fmt, ...) {
         int n;
 
         va_start(ap, fmt);
+        if (whole) {
+                vfprintf(out, fmt, ap);
+                va_end(ap);
+                fputc('\n', out);
+                return;
+        }
         n = vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
         if (n > CTL_RENDER_COLUMNS)
@@ -34,13 +51,19 @@ static void status_line(FILE *out, const char *fmt, ...) {
         fputc('\n', out);
 }
 
-/* Printable ASCII only, cut to width (the last column then marks the cut). */
+/* Printable ASCII only, cut to width (the last column then marks the cut);
+ * whole, a copy of it all (or cut, should memory or room for copies run
+ * out). */
 static const char *clip(Obj *o, const char *key, char *buf, size_t width) {
         const char *s = ctl_status_get_string(o, key);
         size_t i = 0;
 
         if (!s)
                 return "-";
+        if (whole && n_kept < KEPT_MAX && (kept[n_kept] = malloc(strlen(s) + 1))) {
+                buf = kept[n_kept++];
+                width = strlen(s);
+        }
         for (; *s && i < width; s++)
                 buf[i++] = (unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f ? *s : '?';
         if (*s && width > 0)
@@ -203,6 +226,91 @@ static void render_device(Obj *d, FILE *out) {
                     fmt_bytes(d, "bytes_served", c4), up ? "" : " (down)");
 }
 
+/* What truerandom-seed-kernel reported giving the kernel's pool. */
+static void render_kernel_feed(Obj *st, FILE *out) {
+        Obj *k = ctl_status_get_object(st, "kernel_feed");
+        char b1[16], b2[16], b3[32], reason[24];
+
+        if (!k)
+                return;
+        status_line(out, "Kernel pool: fed %s times, last %s bits (%s) %s ago",
+                    fmt_count(k, "feeds", b1), fmt_count(k, "last_bits", b2), clip(k, "last_reason", reason, 23),
+                    fmt_duration(k, "last_age_s", b3));
+}
+
+/* One hwrng of the list: "virtio_rng.0 (current, quality 1000)", "tpm-rng-0
+ * (TPM 0)"; its name cut to 27 columns, so that an item fits a line after
+ * the 15 of "Hardware RNGs: " (one with everything at once is cut). */
+static void hwrng_item(Obj *h, Obj *dev, bool comma, char buf[static CTL_RENDER_COLUMNS + 1]) {
+        char nb[28], c1[16], c2[16], tpm[24] = "", quality[24] = "no quality";
+        bool current = ctl_status_is_true(dev, "current");
+        const char *name = clip(dev, "name", nb, 27);
+        double v;
+
+        if (ctl_status_get_number(dev, "tpm", &v))
+                snprintf(tpm, sizeof(tpm), "%sTPM %s", current ? ", " : "", fmt_count(dev, "tpm", c1));
+        if (ctl_status_get_number(h, "quality", &v))
+                snprintf(quality, sizeof(quality), "quality %s", fmt_count(h, "quality", c2));
+        if (current)
+                snprintf(buf, CTL_RENDER_COLUMNS + 1, "%s (current%s, %s%s)%s", name,
+                         ctl_status_is_true(h, "selected") ? ", set by user" : "", quality, tpm, comma ? "," : "");
+        else
+                snprintf(buf, CTL_RENDER_COLUMNS + 1, "%s%s%s%s%s", name, tpm[0] ? " (" : "", tpm, tpm[0] ? ")" : "",
+                         comma ? "," : "");
+}
+
+/* Every hwrng the kernel lists (schema 6), on as many lines as they take:
+ * "Hardware RNGs: virtio_rng.0 (current, quality 1000), tpm-rng-0 (TPM 0)". */
+static void render_hwrng(Obj *st, FILE *out) {
+        static const char head[] = "Hardware RNGs: ";
+        const size_t indent = sizeof(head) - 1;
+        Obj *h = ctl_status_get_object(st, "hwrng");
+        bool truncated = ctl_status_is_true(h, "truncated");
+        size_t n = ctl_status_get_count(h, "devices"), len = indent;
+        char line[2 * CTL_RENDER_COLUMNS + 2], item[CTL_RENDER_COLUMNS + 1], err[56];
+
+        if (!h)
+                return;
+        if (!ctl_status_is_true(h, "core")) {
+                status_line(out, "%snone (no hw_random core in this kernel)", head);
+                return;
+        }
+        if (ctl_status_get_string(h, "error")) {
+                status_line(out, "%sunreadable: %s", head, clip(h, "error", err, 55));
+                return;
+        }
+        if (n == 0 && !truncated) {
+                status_line(out, "%snone registered", head);
+                return;
+        }
+        memcpy(line, head, indent + 1);
+        for (size_t i = 0; i < n + truncated; i++) {
+                if (i < n)
+                        hwrng_item(h, ctl_status_get_element(h, "devices", i), i + 1 < n || truncated, item);
+                else
+                        snprintf(item, sizeof(item), "and more");
+                /* A line never exceeds the columns by more than one item. */
+                if (len > indent && len + 1 + strlen(item) > CTL_RENDER_COLUMNS) {
+                        status_line(out, "%s", line);
+                        memset(line, ' ', indent);
+                        line[indent] = '\0';
+                        len = indent;
+                }
+                len += (size_t) snprintf(line + len, sizeof(line) - len, "%s%s", len > indent ? " " : "", item);
+        }
+        status_line(out, "%s", line);
+}
+
+/* The EGD socket as a row of the device table: its connections are its
+ * open files. */
+static void render_egd(Obj *e, FILE *out) {
+        char name[23], c1[16], c2[16], c3[16], c4[16];
+
+        status_line(out, "%-22s %-10s %8s %5s %6s %12s", clip(e, "socket", name, 22), "egd",
+                    fmt_count(e, "waiting", c1), fmt_count(e, "waiting_uids", c2), fmt_count(e, "connections", c3),
+                    fmt_bytes(e, "bytes_served", c4));
+}
+
 static void render_trng(const CtlStatus *status, FILE *out) {
         Obj *st = ctl_status_root(status);
         unsigned credited, healthy, failed;
@@ -248,8 +356,8 @@ static void render_vm(Obj *st, FILE *out) {
                     fmt_count(rs, "jumps", b3));
 }
 
-int ctl_render_text(const CtlStatus *status, FILE *out) {
-        Obj *st = ctl_status_root(status), *store, *crng;
+static int render_text(const CtlStatus *status, FILE *out) {
+        Obj *st = ctl_status_root(status), *store, *crng, *egd;
         char b1[32], b2[16], b3[16], ver[17];
         double fill, capacity;
         size_t n;
@@ -272,6 +380,8 @@ int ctl_render_text(const CtlStatus *status, FILE *out) {
                 status_line(out, "CRNG: not seeded yet: the drop-in /dev/random blocks");
 
         render_vm(st, out);
+        render_kernel_feed(st, out);
+        render_hwrng(st, out);
 
         store = ctl_status_get_object(st, "store");
         if (ctl_status_get_number(store, "fill", &fill) && ctl_status_get_number(store, "capacity", &capacity) &&
@@ -291,13 +401,31 @@ int ctl_render_text(const CtlStatus *status, FILE *out) {
         }
 
         n = ctl_status_get_count(st, "devices");
-        if (n > 0) {
+        egd = ctl_status_get_object(st, "egd");
+        if (n > 0 || egd) {
                 status_line(out, "%s", "");
                 status_line(out, "%-22s %-10s %8s %5s %6s %12s", "DEVICE", "KIND", "WAITING", "UIDS", "OPEN",
                             "SERVED");
                 for (size_t i = 0; i < n; i++)
                         if (ctl_status_get_element(st, "devices", i))
                                 render_device(ctl_status_get_element(st, "devices", i), out);
+                if (egd)
+                        render_egd(egd, out);
         }
         return ferror(out) ? -EIO : 0;
+}
+
+int ctl_render_text_full(const CtlStatus *status, FILE *out, bool full) {
+        int r;
+
+        whole = full;
+        r = render_text(status, out);
+        whole = false;
+        while (n_kept > 0)
+                free(kept[--n_kept]);
+        return r;
+}
+
+int ctl_render_text(const CtlStatus *status, FILE *out) {
+        return ctl_render_text_full(status, out, false);
 }

@@ -1,9 +1,11 @@
 /* render.h - the status for people: `truerandomctl status` without
- * --json, at most 80 printable columns per line whatever the daemon sent.
+ * --json, at most 80 printable columns per line whatever the daemon sent
+ * (on a terminal; whole lines otherwise).
  * Reads the model only through ctlstatus.h; no I/O but the FILE given.
  * Flow: ctlstatus -> [render] -> stdout. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "proto/ctlstatus.h"
@@ -12,6 +14,9 @@
 
 /* Fields a daemon did not send show as "-". 0, or -EIO on a write error. */
 int ctl_render_text(const CtlStatus *status, FILE *out);
+/* The same; full: nothing cut, whatever the length of a line or a field
+ * (for a pipe, a log, --full), every byte still made printable. */
+int ctl_render_text_full(const CtlStatus *status, FILE *out, bool full);
 
 /* The status as Prometheus text exposition (format 0.0.4, what
  * node_exporter's textfile collector reads): every number and boolean of

@@ -14,6 +14,7 @@
  * nothing here. A verb of its own (its own options, its own output) is a
  * file verb-NAME.c (the function and its option table, declared in
  * verb.h), a row below, the file in meson.build. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ typedef struct Verb {
 
 static const Verb own_verbs[] = {
         { "status", NULL, 0, 0, false, verb_status, verb_status_options,
-          { { "[--json|--format=F]",
+          { { "[--json|--format=F] [--full]",
               "sources, store, devices, CRNG; exit 0 serving,\n1 degraded, 2 not serving, 3 unreachable" } } },
         { "raw", NULL, 1, 1, true, verb_raw, verb_raw_options,
           { { "SOURCE [--samples N] [--restart] [-o FILE] [--direct]", "raw 8-bit samples for SP 800-90B tools" } } },
@@ -282,6 +283,11 @@ int main(int argc, char *argv[]) {
 
         if (!given)
                 return ctl_fail(EXIT_FAILED, "out of memory");
+        /* `raw tpm` opens the TPM through the TPM2 Software Stack, whose own
+         * stderr messages would interleave with ours: its errors reach the
+         * user as this tool's, from the source's -errno. */
+        if (setenv("TSS2_LOG", "all+none", 1) < 0)
+                return ctl_fail(EXIT_FAILED, "setenv: %s", strerror(errno));
         verbs_init();
         code = parse_global(argc, argv, &ctx, given);
         if (code != EXIT_OK)

@@ -1,5 +1,6 @@
-/* verb-status.c - truerandomctl status [--json|--format=F]: the daemon's
- * status as text (render.h), as the JSON it came in, or as OpenMetrics.
+/* verb-status.c - truerandomctl status [--json|--format=F] [--full]: the
+ * daemon's status as text (render.h: 80 columns on a terminal, whole lines
+ * into a pipe or with --full), as the JSON it came in, or as OpenMetrics.
  * Whatever the form, the exit code is the verdict a monitor acts on (0
  * serving, 1 degraded, 2 not serving, 3 unreachable); with no status to
  * judge, the machine forms still say so on stdout.
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -26,15 +28,17 @@ typedef enum StatusFormat {
 enum {
         ARG_JSON = CTL_OPTION_VERB,
         ARG_FORMAT,
+        ARG_FULL,
 };
 
 const struct option verb_status_options[] = {
         { "json", no_argument, NULL, ARG_JSON },
         { "format", required_argument, NULL, ARG_FORMAT },
+        { "full", no_argument, NULL, ARG_FULL },
         CTL_GLOBAL_OPTIONS,
 };
 
-static int parse_options(int argc, char *argv[], StatusFormat *ret) {
+static int parse_options(int argc, char *argv[], StatusFormat *ret, bool *ret_full) {
         static const char *const formats[] = {
                 [FORMAT_TEXT] = "text",
                 [FORMAT_JSON] = "json",
@@ -47,6 +51,8 @@ static int parse_options(int argc, char *argv[], StatusFormat *ret) {
         while ((c = ctl_getopt(argc, argv, verb_status_options, NULL)) >= 0) {
                 if (c == ARG_JSON)
                         json = true;
+                else if (c == ARG_FULL)
+                        *ret_full = true;
                 else if (c == ARG_FORMAT) {
                         for (format = 0; format < ELEMENTSOF(formats); format++)
                                 if (strcmp(optarg, formats[format]) == 0)
@@ -63,7 +69,7 @@ static int parse_options(int argc, char *argv[], StatusFormat *ret) {
 
 /* The verdict on the status, after printing it (*ret_judged); or, when
  * there is no status to judge, an exit code other than a verdict's. */
-static int show_status(StatusFormat format, const char *socket_path, bool *ret_judged) {
+static int show_status(StatusFormat format, bool full, const char *socket_path, bool *ret_judged) {
         _cleanup_free_ uint8_t *buf = malloc(CTL_REPLY_MAX);
         CtlStatus *status = NULL;
         CtlRequest req;
@@ -83,7 +89,7 @@ static int show_status(StatusFormat format, const char *socket_path, bool *ret_j
         } else if (format == FORMAT_OPENMETRICS)
                 code = ctl_render_openmetrics(status, stdout) < 0 ? EXIT_FAILED : EXIT_OK;
         else
-                ctl_render_text(status, stdout);
+                ctl_render_text_full(status, stdout, full);
         ctl_status_free(status);
         if (code != EXIT_OK || fflush(stdout) != 0)
                 return ctl_fail(EXIT_FAILED, "writing the status: %s", strerror(errno));
@@ -114,17 +120,20 @@ static int status_unreachable(StatusFormat format) {
 int verb_status(int argc, char *argv[], const CtlContext *ctx) {
         _cleanup_free_ char *socket_path = NULL;
         StatusFormat format = FORMAT_TEXT;
-        bool judged = false;
+        bool judged = false, full = false;
         int code;
 
-        code = parse_options(argc, argv, &format);
+        code = parse_options(argc, argv, &format, &full);
         if (code != EXIT_OK)
                 return code;
         socket_path = ctl_socket_path(ctx->socket, ctx->config);
         if (!socket_path)
                 code = ctl_fail(EXIT_FAILED, "out of memory");
         else
-                code = show_status(format, socket_path, &judged);
+                /* 80 columns are for a terminal: into a pipe or a file,
+                 * nothing is cut (the reason of a refused reload is the
+                 * part a cut loses). */
+                code = show_status(format, full || !isatty(STDOUT_FILENO), socket_path, &judged);
         /* The verdicts (CtlHealth), and 3 when there is none. */
         return judged ? code : status_unreachable(format);
 }

@@ -82,6 +82,8 @@ struct CuseDev {
         uid_t uid;
         gid_t gid;
         mode_t mode;
+        bool per_source;             /* TRNG: serves source's blocks alone */
+        unsigned source;
 
         struct fuse_session *se;
         struct fuse_buf buf;
@@ -122,6 +124,7 @@ struct CuseHub {
         size_t n_devs;
 
         bool trng_open;
+        uint32_t sources_open;       /* per-source devices that may serve: bit per source id */
         bool shutting_down;
         int shutdown_err;
 

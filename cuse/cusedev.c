@@ -135,6 +135,8 @@ int cusedev_open(CuseHub *hub, CuseDevKind kind, const CuseDevOps *ops, const Cu
         dev->uid = params->uid;
         dev->gid = params->gid;
         dev->mode = params->mode;
+        dev->per_source = params->per_source;
+        dev->source = params->source;
         TAILQ_INIT(&dev->files);
         TAILQ_INIT(&dev->deferred);
         dev->name = strdup(params->name);
@@ -227,6 +229,8 @@ void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret) {
         *ret = (CuseDevStats){
                 .kind = dev->kind,
                 .up = dev->up,
+                .per_source = dev->per_source,
+                .source = dev->source,
                 .open_files = dev->n_files,
                 .parked = dev->n_parked,
                 .parked_uids = (unsigned)fairq_uids(dev->fq),
@@ -274,9 +278,7 @@ uint32_t cusedev_charge(CuseDev *dev, fuse_req_t req) {
         /* The uid the request carries is the host's view of the caller's
          * fsuid; inside a user namespace one person can hold thousands of
          * them (cusedev.h). Decided once per open, not per read. */
-        if (ctx->uid == 0 || privilege_initial_userns(dev->hub->proc_root, (pid_t)ctx->pid, ctx->uid) == 1)
-                return ctx->uid;
-        return CUSE_UID_USERNS;
+        return privilege_charge(dev->hub->proc_root, (pid_t)ctx->pid, ctx->uid);
 }
 
 void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charge) {

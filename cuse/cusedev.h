@@ -46,8 +46,9 @@ typedef enum CuseEvent {
         CUSE_EVENT_SEEDED,        /* the CRNG got its first credited seed */
 } CuseEvent;
 
-/* Most devices one hub serves. */
-#define CUSE_MAX_DEVICES 8
+/* Most devices one hub serves: the four of the configuration's rows and
+ * a /dev/truerandom-SOURCE for each of up to 12 credited sources. */
+#define CUSE_MAX_DEVICES 16
 
 typedef struct CuseHub CuseHub;
 typedef struct CuseDev CuseDev;
@@ -100,11 +101,17 @@ typedef struct CuseDevParams {
         uid_t uid;                /* applied in init_done; (uid_t)-1 keeps */
         gid_t gid;                /* (gid_t)-1 keeps */
         mode_t mode;
+        /* CUSEDEV_TRNG only: serve the blocks of store source id source
+         * (< STORE_SOURCES_MAX) alone, /dev/truerandom-SOURCE; false: any. */
+        bool per_source;
+        unsigned source;
 } CuseDevParams;
 
 typedef struct CuseDevStats {
         CuseDevKind kind;
         bool up;
+        bool per_source;          /* serves the blocks of source alone */
+        unsigned source;
         unsigned open_files;
         unsigned parked;
         unsigned parked_uids;
@@ -125,8 +132,9 @@ CuseHub *cusehub_free(CuseHub *hub);
  * on fd, served by hub from then on. With io == NULL fd is an open
  * /dev/cuse (non-blocking) and the session adopts it; with io, a custom
  * transport (the protocol tests' socketpair). The session owns fd from here
- * on, even on error. -EINVAL: no such kind, a bad name, or the hub has
- * CUSE_MAX_DEVICES already. */
+ * on, even on error. -EINVAL: no such kind, a bad name, per_source on
+ * another kind than CUSEDEV_TRNG or with a source out of range, or the hub
+ * has CUSE_MAX_DEVICES already. */
 int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int fd,
                 const struct fuse_custom_io *io, CuseDev **ret);
 
@@ -165,6 +173,17 @@ bool cusehub_serve_backlog(CuseHub *hub);
  * Opened: waiting readers are served at the next cusehub_pump() (the
  * loop's one pump of its turn comes after it decided). */
 void cusehub_set_trng_open(CuseHub *hub, bool open);
+
+/* Which sources' own devices (CuseDevParams.per_source) may hand out
+ * blocks, bit i for source id i: the source is healthy. Such a device
+ * serves only while /dev/truerandom may too (cusehub_set_trng_open()) and
+ * its bit is set; otherwise it stalls like /dev/truerandom. All clear at
+ * first. */
+void cusehub_set_sources_open(CuseHub *hub, uint32_t sources);
+
+/* The sources whose own devices have waiting readers (bit i: source id i),
+ * for store_set_wanted(). */
+uint32_t cusehub_wanted_sources(const CuseHub *hub);
 
 /* Readers are waiting for blocks (TRNG, or drop-in random before seeding),
  * or a seed is due: the sources should run. */

@@ -140,6 +140,21 @@ void cusehub_set_trng_open(CuseHub *hub, bool open) {
         hub->trng_open = open;
 }
 
+void cusehub_set_sources_open(CuseHub *hub, uint32_t sources) {
+        hub->sources_open = sources;
+}
+
+uint32_t cusehub_wanted_sources(const CuseHub *hub) {
+        uint32_t wanted = 0;
+
+        if (hub->shutting_down)
+                return 0;
+        for (size_t i = 0; i < hub->n_devs; i++)
+                if (hub->devs[i]->per_source && hub->devs[i]->n_parked > 0)
+                        wanted |= UINT32_C(1) << hub->devs[i]->source;
+        return wanted;
+}
+
 bool cusehub_wants_blocks(const CuseHub *hub) {
         if (hub->shutting_down)
                 return false;
@@ -157,9 +172,12 @@ void cusehub_pump(CuseHub *hub) {
         /* CRNG seeds come first: readers of the drop-ins must never wait on
          * /dev/truerandom's readers (DESIGN §5, §6). */
         cusehub_seed_if_due(hub);
-        for (size_t i = 0; i < hub->n_devs; i++)
-                if (hub->devs[i]->ops->pump)
-                        hub->devs[i]->ops->pump(hub->devs[i]);
+        /* The devices of one source first: their readers can take only
+         * its blocks, /dev/truerandom's any. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < hub->n_devs; i++)
+                        if (hub->devs[i]->ops->pump && hub->devs[i]->per_source == (pass == 0))
+                                hub->devs[i]->ops->pump(hub->devs[i]);
 }
 
 void cusehub_shutdown(CuseHub *hub, int err) {

@@ -30,7 +30,8 @@ int cusedev_new(CuseHub *hub, CuseDevKind kind, const CuseDevParams *params, int
         CuseDev *dev;
         int r;
 
-        if (!hub || kind >= _CUSEDEV_KIND_MAX || !cusehub_has_room(hub)) {
+        if (!hub || kind >= _CUSEDEV_KIND_MAX || !cusehub_has_room(hub) ||
+            (params && params->per_source && (kind != CUSEDEV_TRNG || params->source >= STORE_SOURCES_MAX))) {
                 if (fd >= 0)
                         close(fd);
                 return -EINVAL;

@@ -9,6 +9,7 @@
  * "not in the initial user namespace".
  * Flow: CUSE ioctl -> [privilege] -> rndioctl-decoded operation. */
 #include "privilege.h"
+#include "cusedev.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -369,6 +370,12 @@ static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, uint64_t *
         if (r >= 0)
                 *ret_capeff = st.capeff;
         return r;
+}
+
+uint32_t privilege_charge(const char *proc_root, pid_t pid, uid_t uid) {
+        if (uid == 0 || privilege_initial_userns(proc_root, pid, uid) == 1)
+                return uid;
+        return CUSE_UID_USERNS;
 }
 
 int privilege_initial_userns(const char *proc_root, pid_t pid, uid_t uid) {

@@ -62,3 +62,10 @@ bool privilege_check(const char *proc_root, pid_t pid, uid_t uid);
  * fail closed take anything but 1 as "in another". The devices charge the
  * per-uid limits of such callers to one shared account (cusedev.h). */
 int privilege_initial_userns(const char *proc_root, pid_t pid, uid_t uid);
+
+/* The account a caller's per-uid bounds count against, for the devices,
+ * the control socket and the EGD socket alike: its uid when that is 0 or
+ * it lives in the daemon's user namespace, else CUSE_UID_USERNS (cusedev.h;
+ * also when that cannot be told: fail closed). One look at /proc for uids
+ * but root. */
+uint32_t privilege_charge(const char *proc_root, pid_t pid, uid_t uid);

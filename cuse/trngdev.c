@@ -13,6 +13,11 @@
  * time, round robin across uids, and answers every read that got any. An
  * interrupted read loses nothing: it got no bytes yet. Closed (not enough
  * healthy sources): it stalls, fails closed.
+ * A device of one source (CuseDevParams.per_source, /dev/truerandom-SOURCE)
+ * is the same but for what it takes: that source's blocks alone
+ * (store_take_from()), and only while that source is healthy as well
+ * (cusehub_set_sources_open()). A block is taken once, by whichever device
+ * asks first.
  * Flow: store -> [fair queue -> reply] -> reader. */
 #include "cusedev-internal.h"
 
@@ -29,6 +34,26 @@
 #define BLOCK STORE_BLOCK_SIZE
 #define SCRATCH_BLOCKS (CUSE_MAX_REPLY / BLOCK)
 
+/* Whether the device may hand out blocks now. */
+static bool dev_open(const CuseDev *dev) {
+        const CuseHub *hub = dev->hub;
+
+        return hub->trng_open && (!dev->per_source || (hub->sources_open & (UINT32_C(1) << dev->source)));
+}
+
+/* The blocks the device could take now. */
+static size_t dev_fill(const CuseDev *dev) {
+        Store *store = dev->hub->store;
+
+        return dev->per_source ? store_fill_from(store, dev->source) : store_fill(store);
+}
+
+static int dev_take(CuseDev *dev, uint8_t block[static BLOCK], size_t serve) {
+        Store *store = dev->hub->store;
+
+        return dev->per_source ? store_take_from(store, dev->source, block, serve) : store_take(store, block, serve);
+}
+
 /* Takes up to n_blocks blocks into out and returns how many bytes of them
  * go to a reader of size bytes. Blocks can vanish between store_fill() and
  * store_take() (a failing source purges its own), so fewer may come. */
@@ -37,7 +62,7 @@ static size_t take_blocks(CuseDev *dev, uint8_t *out, size_t n_blocks, size_t si
 
         for (size_t b = 0; b < n_blocks && got < size; b++) {
                 size_t serve = MIN((size_t)BLOCK, size - got);
-                if (store_take(dev->hub->store, out + b * BLOCK, serve) < 0)
+                if (dev_take(dev, out + b * BLOCK, serve) < 0)
                         break;
                 got += serve;
         }
@@ -57,7 +82,7 @@ static void serve_parked(CuseDev *dev) {
         bool served = false;
 
         while (fairq_size(dev->fq) > 0) {
-                size_t avail = MIN(store_fill(hub->store), (size_t)SCRATCH_BLOCKS);
+                size_t avail = MIN(dev_fill(dev), (size_t)SCRATCH_BLOCKS);
                 STAILQ_HEAD(, Parked) touched = STAILQ_HEAD_INITIALIZER(touched);
                 Parked *p;
                 size_t off = 0;
@@ -110,12 +135,10 @@ static void serve_parked(CuseDev *dev) {
 }
 
 static void trng_pump(CuseDev *dev) {
-        CuseHub *hub = dev->hub;
-
-        if (!hub->trng_open)
+        if (!dev_open(dev))
                 return;
         serve_parked(dev);
-        if (store_fill(hub->store) > 0)
+        if (dev_fill(dev) > 0)
                 cusedev_notify_pollers(dev);
 }
 
@@ -142,9 +165,9 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
         size = MIN(size, (size_t)CUSE_MAX_REPLY);
         /* A due CRNG seed takes its block before any reader does. */
         cusehub_seed_if_due(hub);
-        if (hub->trng_open && fairq_size(dev->fq) == 0 && store_fill(hub->store) > 0) {
+        if (dev_open(dev) && fairq_size(dev->fq) == 0 && dev_fill(dev) > 0) {
                 size_t want = (size + BLOCK - 1) / BLOCK;
-                size_t n = take_blocks(dev, hub->scratch, MIN(want, store_fill(hub->store)), size);
+                size_t n = take_blocks(dev, hub->scratch, MIN(want, dev_fill(dev)), size);
                 if (n > 0) {
                         reply_bytes(dev, req, hub->scratch, n);
                         sodium_memzero(hub->scratch, (n + BLOCK - 1) / BLOCK * BLOCK);
@@ -161,7 +184,7 @@ static void trng_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_i
                 return;
         hub->cb.demand(hub->cb.userdata);
         /* Blocks may be waiting behind readers that were queued before. */
-        if (hub->trng_open && store_fill(hub->store) > 0)
+        if (dev_open(dev) && dev_fill(dev) > 0)
                 serve_parked(dev);
 }
 
@@ -240,7 +263,7 @@ static void trng_write(fuse_req_t req, const char *buf, size_t size, off_t off, 
 static void trng_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
         CuseDev *dev = fuse_req_userdata(req);
         CuseHub *hub = dev->hub;
-        bool ready = hub->trng_open && store_fill(hub->store) > 0 && fairq_size(dev->fq) == 0;
+        bool ready = dev_open(dev) && dev_fill(dev) > 0 && fairq_size(dev->fq) == 0;
 
         cusedev_keep_pollhandle(dev, fi, ph);
         if (hub->shutting_down)
@@ -252,7 +275,6 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                        const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
         CuseDev *dev = fuse_req_userdata(req);
         RndRequest rq;
-        StoreStats st;
         int bits;
 
         /* A new device, not a drop-in: only the entropy count applies. */
@@ -262,9 +284,8 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         }
         if (!cusedev_ioctl_decode(req, cmd, arg, in_buf, in_bufsz, out_bufsz, &rq))
                 return;
-        /* Bits of full-entropy output ready for readers now. */
-        store_get_stats(dev->hub->store, &st);
-        bits = dev->hub->trng_open ? (int)MIN(st.fill * BLOCK * 8, (size_t)INT_MAX) : 0;
+        /* Bits of full-entropy output ready for this device's readers now. */
+        bits = dev_open(dev) ? (int)MIN(dev_fill(dev) * BLOCK * 8, (size_t)INT_MAX) : 0;
         fuse_reply_ioctl(req, 0, &bits, sizeof(bits));
 }
 

@@ -17,6 +17,7 @@
 
 #include "config/sourceconf.h"
 #include "daemon/control/control.h"
+#include "util/unixsock.h"
 #include "log.h"
 #include "util/cleanup.h"
 
@@ -113,12 +114,17 @@ static bool is_dir(const char *path) {
         return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The control socket's directory: the daemon creates one level, no more. */
-static int check_socket_dir(const Config *c, const char *path, char **ret_error) {
+/* A socket's directory (the control socket's, the EGD socket's): the
+ * daemon creates one level, no more. */
+static int check_socket_dir(const char *section, const char *socket_path, const char *path, char **ret_error) {
         _cleanup_free_ char *dir = NULL;
         char *slash;
         bool parent;
-        int r = control_socket_dir(c->socket_path, &dir);
+        int r;
+
+        if (!socket_path)
+                return 0;
+        r = unixsock_dir(socket_path, &dir);
 
         if (r < 0)
                 return r;
@@ -133,8 +139,8 @@ static int check_socket_dir(const Config *c, const char *path, char **ret_error)
                 if (parent)
                         return 0;
         }
-        if (asprintf(ret_error, "%s: [control] socket = %s: its directory cannot be made (truerandomd creates "
-                                "one level, and %s's parent is missing)", path, c->socket_path, dir) < 0)
+        if (asprintf(ret_error, "%s: [%s] socket = %s: its directory cannot be made (truerandomd creates "
+                                "one level, and %s's parent is missing)", path, section, socket_path, dir) < 0)
                 return -ENOMEM;
         return -ENOENT;
 }
@@ -152,7 +158,9 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         r = daemon_resolve_run_user(c, path, &uid, &gid, ret_error);
         if (r < 0)
                 return r;
-        r = check_socket_dir(c, path, ret_error);
+        r = check_socket_dir("control", c->socket_path, path, ret_error);
+        if (r >= 0)
+                r = check_socket_dir("egd", c->egd_socket_path, path, ret_error);
         if (r < 0)
                 return r;
         if (daemon_resolve_group(c->group, &gid) < 0) {

@@ -12,6 +12,7 @@
 #include "daemon-internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,8 +36,26 @@ static int command_reseed(Daemon *d, const CtlRequest *req, char **ret_payload, 
         return 0;
 }
 
+/* truerandom-seed-kernel after a feed (the control socket let only root
+ * or CAP_SYS_ADMIN through): kept for status and logged. */
+static int command_kernel_fed(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
+        if (!ctl_feed_reason_known(req->reason)) {
+                snprintf(text, text_size, "no feed reason '%s' (boot, interval, vm-generation-change, resume)",
+                         req->reason);
+                return -EINVAL;
+        }
+        d->kernel_feed.feeds++;
+        d->kernel_feed.last_bits = req->bits;
+        d->kernel_feed.last_usec = now_usec(CLOCK_MONOTONIC);
+        snprintf(d->kernel_feed.last_reason, sizeof(d->kernel_feed.last_reason), "%s", req->reason);
+        log_info("the kernel's pool was fed %" PRIu64 " bits of /dev/truerandom's blocks (%s), as "
+                 "truerandom-seed-kernel reports", req->bits, req->reason);
+        return 0;
+}
+
 static const DaemonCommand commands[] = {
         { "reseed", command_reseed },
+        { "kernel-fed", command_kernel_fed },
 };
 
 bool daemon_command_served(const char *name) {

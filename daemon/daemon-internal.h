@@ -14,8 +14,10 @@
 #include "crng/seeder.h"
 #include "daemon.h"
 #include "daemon/control/control.h"
+#include "daemon/egd/egd.h"
 #include "daemon/watch/clockjump.h"
 #include "daemon/watch/vmgenid.h"
+#include "proto/ctlproto.h"
 #include "pool/collector.h"
 #include "pool/gate.h"
 #include "pool/store.h"
@@ -36,12 +38,37 @@ typedef struct SourceSlot {
  * daemon_config_devices() makes of it. */
 typedef struct DeviceSpec {
         CuseDevKind kind;        /* its behaviour (cuse/cusekinds.c) */
-        const char *name;        /* CUSE DEVNAME (borrowed); NULL only when !enabled */
+        const char *name;        /* CUSE DEVNAME (borrowed, or own_name); NULL only when !enabled */
         mode_t mode;
         const char *mode_key;    /* the [device] key of its mode, for messages */
         bool grouped;            /* its node's group is [device] group, else root's */
         bool enabled;            /* served */
+        bool per_source;         /* a source's own TRNG device: source's blocks alone */
+        ConfigSource source;
+        char own_name[CONFIG_DEVICE_NAME_MAX + 1]; /* a per-source device's name */
 } DeviceSpec;
+
+/* What truerandom-seed-kernel said it gave the kernel's pool (kernel-fed). */
+typedef struct KernelFeed {
+        uint64_t feeds;
+        uint64_t last_bits;
+        char last_reason[CTL_SOURCE_NAME_MAX + 1];
+        usec_t last_usec;            /* CLOCK_MONOTONIC; 0: none yet */
+} KernelFeed;
+
+/* The seed-due timer's accuracy, and the end of a burst of lost records
+ * that must come after it: sd-event's default slack (250 ms) would stretch
+ * a short interval. */
+#define SEED_DUE_ACCURACY_USEC USEC_PER_MSEC
+
+/* A burst of lost kernel log records (watchers.c): losses less than
+ * SEEDER_LOST_PURGE_USEC apart. */
+typedef struct LostBurst {
+        uint64_t losses;             /* 0: no burst */
+        usec_t first_usec, last_usec;
+        SeederStats before;          /* the seeder's counts before its first loss */
+        sd_event_source *end_timer;  /* its last loss + SEEDER_LOST_PURGE_USEC */
+} LostBurst;
 
 typedef struct DeviceSlot {
         Daemon *daemon;
@@ -71,7 +98,10 @@ struct Daemon {
         Seeder *seeder;
         CuseHub *hub;
         Control *control;
+        Egd *egd;                    /* NULL: no [egd] socket */
+        KernelFeed kernel_feed;
         Vmgen *vmgen;                /* VM generation changes (clones, restores) */
+        LostBurst lost;
         ClockJump *clockjump;        /* resumes from suspend */
         SourceSlot sources[_CONFIG_SOURCE_MAX];
         DeviceSlot devices[CUSE_MAX_DEVICES];
@@ -162,6 +192,9 @@ void daemon_before_cuse_request(void *userdata);
  * creation order, into ret; returns how many (the same number for every
  * configuration: a row's index is its identity across a reload). */
 size_t daemon_config_devices(const Config *c, DeviceSpec ret[static CUSE_MAX_DEVICES]);
+/* The sources whose own devices may serve now (bit per source id), for
+ * cusehub_set_sources_open(): healthy ones. */
+uint32_t daemon_sources_open(const Daemon *d, const CollectorStats stats[static _CONFIG_SOURCE_MAX]);
 /* Opens the session of every enabled row (hooks.open_device, else
  * /dev/cuse) and watches it on the loop. 0 or -errno (logged). */
 int daemon_add_devices(Daemon *d);
@@ -206,6 +239,10 @@ int daemon_check_credited(Daemon *d);
 /* reload.c */
 /* SIGHUP: reloads the configuration, or keeps the running one. */
 int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
+/* The EGD server's bounds from c, at start and on reload: the devices'
+ * ([device] max_parked in all, max_open_per_uid connections and
+ * max_parked_per_uid waiting reads per uid). */
+EgdLimits daemon_egd_limits(const Config *c);
 
 /* watchers.c */
 /* Starts the suspend detector and the VM generation watcher, and logs

@@ -170,6 +170,34 @@ static int setup_pool(Daemon *d) {
         return 0;
 }
 
+static void on_egd_changed(void *userdata) {
+        daemon_post_change(userdata);
+}
+
+/* EGD clients are served by the loop like readers; the socket's file is
+ * made while still root, so its group can be [device] group. */
+static int setup_egd(Daemon *d) {
+        int r;
+
+        if (!d->config.egd_socket_path)
+                return 0;
+        r = egd_new(d->event,
+                    &(EgdParams){ .path = d->config.egd_socket_path,
+                                  .gid = d->gid,
+                                  .limits = daemon_egd_limits(&d->config),
+                                  .proc_root = d->hooks.proc_root },
+                    d->store, d->crng, d->seeder,
+                    &(EgdCallbacks){ .changed = on_egd_changed, .userdata = d }, &d->egd);
+        if (r == -EADDRINUSE)
+                log_error("%s: another EGD server answers there", d->config.egd_socket_path);
+        else if (r < 0)
+                log_error("EGD socket %s: %s%s", d->config.egd_socket_path, strerror(-r), daemon_not_root_hint(r));
+        else
+                log_info("EGD socket %s: serving /dev/truerandom's blocks (mode 0660, group %s)",
+                         d->config.egd_socket_path, d->config.group);
+        return r;
+}
+
 static int setup_control(Daemon *d) {
         int r;
 
@@ -228,6 +256,8 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (r >= 0)
                 r = setup_control(d);
         if (r >= 0)
+                r = setup_egd(d);
+        if (r >= 0)
                 r = setup_sources(d);
         if (r >= 0)
                 r = setup_devices(d);
@@ -255,7 +285,9 @@ Daemon *daemon_free(Daemon *d) {
         for (size_t i = 0; i < d->n_devices; i++)
                 d->devices[i].io = sd_event_source_disable_unref(d->devices[i].io);
         d->control = control_free(d->control);
+        d->egd = egd_free(d->egd);
         d->vmgen = vmgen_free(d->vmgen);
+        d->lost.end_timer = sd_event_source_disable_unref(d->lost.end_timer);
         d->clockjump = clockjump_free(d->clockjump);
         d->hub = cusehub_free(d->hub);
         d->seeder = seeder_free(d->seeder);

@@ -27,6 +27,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "config/sourceconf.h"
 #include "log.h"
 
 /* How long set-up waits for the kernel's CUSE_INIT (queued when /dev/cuse
@@ -41,19 +42,46 @@ static const CuseDevKind device_kind[_CONFIG_DEVICE_MAX] = {
         [CONFIG_DEVICE_NULL] = CUSEDEV_NULL,
 };
 
-_Static_assert(_CONFIG_DEVICE_MAX <= CUSE_MAX_DEVICES, "a hub serves every configured device");
+_Static_assert(_CONFIG_DEVICE_MAX + _CONFIG_SOURCE_MAX <= CUSE_MAX_DEVICES,
+               "a hub serves every configured device and a device per source");
+_Static_assert(_CONFIG_SOURCE_MAX <= STORE_SOURCES_MAX, "the store tells every source's blocks apart");
 
+/* The rows, then with [device] per_source_devices a TRNG device of each
+ * credited source, named and moded as /dev/truerandom
+ * (config_source_device_name(); config/ checked that each fits). */
 size_t daemon_config_devices(const Config *c, DeviceSpec ret[static CUSE_MAX_DEVICES]) {
+        size_t n = 0;
+
         for (ConfigDevice i = 0; i < _CONFIG_DEVICE_MAX; i++)
-                ret[i] = (DeviceSpec){
+                ret[n++] = (DeviceSpec){
                         .kind = device_kind[i],
                         .name = c->device[i].name,
                         .mode = c->device[i].mode,
                         .mode_key = config_devices[i].mode_key,
                         .grouped = config_devices[i].group,
-                        .enabled = config_device_served(&c->device[i]),
+                        .enabled = c->cuse && config_device_served(&c->device[i]),
                 };
-        return _CONFIG_DEVICE_MAX;
+        for (ConfigSource s = 0; s < _CONFIG_SOURCE_MAX; s++) {
+                DeviceSpec *spec = &ret[n];
+
+                *spec = ret[CONFIG_DEVICE_TRNG];
+                spec->per_source = true;
+                spec->source = s;
+                spec->enabled = spec->enabled && c->per_source_devices && sourceconf_creditable(&c->source[s], s) &&
+                                config_source_device_name(c, s, spec->own_name) == 0;
+                spec->name = spec->enabled ? spec->own_name : NULL;
+                n++;
+        }
+        return n;
+}
+
+uint32_t daemon_sources_open(const Daemon *d, const CollectorStats stats[static _CONFIG_SOURCE_MAX]) {
+        uint32_t open = 0;
+
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                if (d->sources[i].collector && stats[i].state == SOURCE_HEALTHY)
+                        open |= UINT32_C(1) << i;
+        return open;
 }
 
 /* Nodes belong to root; not running as root (a test), keep the owner and set
@@ -207,6 +235,8 @@ static int add_device(Daemon *d, size_t row, const DeviceSpec *spec) {
                 .uid = daemon_node_owner(),
                 .gid = spec->grouped ? d->gid : 0,
                 .mode = spec->mode,
+                .per_source = spec->per_source,
+                .source = spec->source,
         };
         const char *name = spec->name;
         const struct fuse_custom_io *io = NULL;

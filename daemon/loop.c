@@ -105,9 +105,6 @@ static void check_ready(Daemon *d) {
 /* ------------------------------------------------------------------ */
 /* demand, wake-ups                                                    */
 
-/* sd-event's default slack (250 ms) would stretch a short interval. */
-#define SEED_DUE_ACCURACY_USEC USEC_PER_MSEC
-
 /* A reseed that the rate limit ([crng] min_reseed_interval) holds back
  * needs a wake-up when it falls due: with a full store and no reader,
  * nothing else would come, and the sources would not even run for it. */
@@ -124,7 +121,9 @@ static void arm_seed_due(Daemon *d) {
 
 void daemon_update_demand(void *userdata) {
         Daemon *d = userdata;
-        store_set_demand(d->store, cusehub_wants_blocks(d->hub));
+        store_set_demand(d->store, cusehub_wants_blocks(d->hub) || egd_wants_blocks(d->egd));
+        /* Readers of one source's device wait: its blocks may make room. */
+        store_set_wanted(d->store, cusehub_wanted_sources(d->hub));
         arm_seed_due(d);
 }
 
@@ -143,7 +142,10 @@ static void run_change(Daemon *d) {
         /* Whatever was posted before is done by this run. */
         (void)sd_event_source_set_enabled(d->change_source, SD_EVENT_OFF);
         daemon_refresh_sources(d);
+        /* The hub first: a due CRNG seed, then /dev/truerandom's readers;
+         * EGD's after them. */
         cusehub_pump(d->hub);
+        egd_pump(d->egd);
         daemon_update_demand(d);
         check_ready(d);
         update_status(d);
@@ -208,6 +210,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
         sd_notify(false, "STOPPING=1");
         log_info("signal %d: stopping; answering waiting readers with EIO", si->ssi_signo);
         cusehub_shutdown(d->hub, EIO);
+        egd_shutdown(d->egd);
         sd_event_exit(d->event, 0);
         return 0;
 }

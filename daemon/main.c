@@ -156,6 +156,12 @@ int main(int argc, char *argv[]) {
         r = parse_args(argc, argv, &args);
         if (r >= 0)
                 return r;
+        /* The TPM2 Software Stack (the tpm source) writes its own messages
+         * to stderr, which is the journal here, unless TSS2_LOG says none:
+         * only the daemon logs, from the errors the source hands up. Set
+         * before any thread: setenv() is not thread-safe. */
+        if (setenv("TSS2_LOG", "all+none", 1) < 0)
+                return EXIT_FAILURE;
         config_path = args.config_path;
         foreground = args.foreground;
 

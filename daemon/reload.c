@@ -58,6 +58,12 @@ static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
         return 0;
 }
 
+EgdLimits daemon_egd_limits(const Config *c) {
+        return (EgdLimits){ .max_connections = c->max_parked,
+                            .max_per_uid = c->max_open_per_uid,
+                            .max_waiting_per_uid = config_max_parked_per_uid(c) };
+}
+
 static int apply_config(Daemon *d, Config *c) {
         bool changed[_CONFIG_SOURCE_MAX] = { false };
         char *keep;
@@ -76,9 +82,11 @@ static int apply_config(Daemon *d, Config *c) {
                 return r;
         if (daemon_devices_changed(d, c) || c->store_blocks != d->config.store_blocks ||
             c->low_water != d->config.low_water || strcmp(c->socket_path, d->config.socket_path) ||
-            strcmp(c->state_directory, d->config.state_directory) || strcmp(c->user, d->config.user))
-                log_notice("device names, dropin, store size, the control socket, the state directory and the user "
-                           "change only on restart");
+            strcmp(c->state_directory, d->config.state_directory) || strcmp(c->user, d->config.user) ||
+            !d->egd != !c->egd_socket_path || (d->egd && strcmp(c->egd_socket_path, egd_path(d->egd))))
+                log_notice("device names, dropin, [device] cuse, the per-source devices (per_source_devices, which "
+                           "sources are credited), store size, the control socket, the EGD socket, the state directory "
+                           "and the user change only on restart");
         /* The state directory in use stays the one opened at start. */
         keep = c->state_directory;
         c->state_directory = d->config.state_directory;
@@ -86,6 +94,10 @@ static int apply_config(Daemon *d, Config *c) {
         (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
                                                            .max_parked_per_uid = config_max_parked_per_uid(c),
                                                            .max_open_per_uid = c->max_open_per_uid });
+        if (d->egd) {
+                EgdLimits limits = daemon_egd_limits(c);
+                (void)egd_set_limits(d->egd, &limits);
+        }
         /* Root re-applies them (a node someone chmod'ed is put right); the
          * user the daemon runs as cannot touch root's nodes, and has
          * refused a change above. */

@@ -24,7 +24,7 @@
 
 const char *daemon_source_error(int error) {
         if (error == -EPERM || error == 0)
-                return "no credit justified (virtio-rng, rng_quality 0)";
+                return "no credit justified (a virtio-rng, a TPM's RNG, rng_quality 0)";
         if (error == -EDOM)
                 return "sampler self-test failed";
         return strerror(-error);
@@ -146,6 +146,8 @@ void daemon_refresh_sources(Daemon *d) {
         }
         d->trng_serving = daemon_sources_serving(d, now);
         cusehub_set_trng_open(d->hub, d->trng_serving);
+        cusehub_set_sources_open(d->hub, daemon_sources_open(d, now));
+        egd_set_open(d->egd, d->trng_serving);
 }
 
 unsigned daemon_gate_threads(const Config *c) {

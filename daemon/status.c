@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "config-build.h"
 #include "config/sourceconf.h"
+#include "pool/hwrng.h"
 #include "proto/ctlstatus.h"
 #include "util/json-util.h"
 
@@ -114,6 +116,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
         SourceSlot *slot = &d->sources[i];
         struct json_object *o = json_object_new_object(), *f;
         const CollectorStats *st = &m->stats[i];
+        StoreSourceStats ss;
         usec_t now = m->now;
         int r = 0;
 
@@ -147,6 +150,12 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
         ADD(o, "blocks", json_object_new_uint64(st->blocks));
         ADD(o, "credited_bits", json_object_new_uint64(st->credited_mbits / 1000));
         ADD(o, "credited_bits_per_s", json_new_fixed(rate_window_bits_per_s(&slot->rate, st->credited_mbits, now), 1));
+        /* Its blocks in the store, and served from any device (schema 7):
+         * an auditor's per-source account. */
+        store_get_source_stats(d->store, i, &ss);
+        ADD(o, "store_fill", json_object_new_uint64(ss.fill));
+        ADD(o, "blocks_served", json_object_new_uint64(ss.blocks_served));
+        ADD(o, "bytes_served", json_object_new_uint64(ss.bytes_served));
         f = json_object_new_object();
         if (f) {
                 ADD(f, "rct", json_object_new_uint64(st->fail_rct));
@@ -180,9 +189,36 @@ static struct json_object *store_json(Daemon *d) {
         ADD(o, "blocks_served", json_object_new_uint64(st.blocks_served));
         ADD(o, "blocks_seeded", json_object_new_uint64(st.blocks_seeded));
         ADD(o, "blocks_purged", json_object_new_uint64(st.blocks_purged));
+        /* Of them: erased for a source whose own device's readers waited. */
+        ADD(o, "blocks_displaced", json_object_new_uint64(st.blocks_displaced));
         ADD(o, "bytes_served", json_object_new_uint64(st.bytes_served));
         ADD(o, "credited_bits_in", json_object_new_uint64(st.credited_mbits_in / 1000));
         ADD(o, "credited_bits_taken", json_object_new_uint64(st.credited_mbits_taken / 1000));
+        return finish(o, r);
+}
+
+/* The EGD socket's figures; NULL (null in the JSON) when there is none. */
+static struct json_object *egd_json(Daemon *d) {
+        struct json_object *o;
+        EgdStats st;
+        int r = 0;
+
+        if (!d->egd)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        egd_get_stats(d->egd, &st);
+        ADD(o, "socket", json_object_new_string(egd_path(d->egd)));
+        ADD(o, "connections", json_object_new_uint64(st.connections));
+        ADD(o, "waiting", json_object_new_uint64(st.waiting));
+        ADD(o, "waiting_uids", json_object_new_uint64(st.waiting_uids));
+        ADD(o, "accepted", json_object_new_uint64(st.accepted));
+        ADD(o, "refused", json_object_new_uint64(st.refused));
+        ADD(o, "dropped", json_object_new_uint64(st.dropped));
+        ADD(o, "requests", json_object_new_uint64(st.requests));
+        ADD(o, "bytes_served", json_object_new_uint64(st.bytes_served));
+        ADD(o, "bytes_written", json_object_new_uint64(st.bytes_written));
         return finish(o, r);
 }
 
@@ -196,6 +232,10 @@ static struct json_object *device_json(DeviceSlot *slot) {
         cusedev_get_stats(slot->dev, &ds);
         ADD(o, "name", json_object_new_string(cusedev_name(slot->dev)));
         ADD(o, "kind", json_object_new_string(cusedev_kind_to_string(ds.kind)));
+        /* A source's own device (schema 7): whose blocks alone it serves. */
+        if (json_put_nullable(o, "source", ds.per_source ? json_object_new_string(config_source_name(ds.source))
+                                                         : NULL) < 0)
+                r = -ENOMEM;
         ADD(o, "up", json_object_new_boolean(ds.up));
         ADD(o, "open_files", json_object_new_uint64(ds.open_files));
         ADD(o, "waiting", json_object_new_uint64(ds.parked));
@@ -289,6 +329,68 @@ static struct json_object *vm_generation_json(Daemon *d, usec_t now) {
         return finish(o, r);
 }
 
+/* What the kernel seeder reported; NULL (null) before its first feed. */
+static struct json_object *kernel_feed_json(Daemon *d, usec_t now) {
+        const KernelFeed *k = &d->kernel_feed;
+        struct json_object *o;
+        int r = 0;
+
+        if (k->feeds == 0)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        ADD(o, "feeds", json_object_new_uint64(k->feeds));
+        ADD(o, "last_bits", json_object_new_uint64(k->last_bits));
+        ADD(o, "last_reason", json_object_new_string(k->last_reason));
+        if (json_put_nullable(o, "last_age_s", age(k->last_usec, now)) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
+/* One device of rng_available: tpm is its TPM's number, null for others. */
+static struct json_object *hwrng_device_json(const HwrngDevice *dev) {
+        struct json_object *o = json_object_new_object();
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        ADD(o, "name", json_object_new_string(dev->name));
+        ADD(o, "current", json_object_new_boolean(dev->current));
+        if (json_put_nullable(o, "tpm", dev->tpm >= 0 ? json_object_new_int(dev->tpm) : NULL) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
+/* Every hardware RNG the kernel's hw_random core lists (pool/hwrng.h),
+ * read now: at most four small sysfs files, each in one read(), and only
+ * when a status is asked for. The daemon reads the current one through
+ * /dev/hwrng (the hwrng source) and never writes rng_current: that choice
+ * is global. No core is no error: core false, the rest empty. */
+static struct json_object *hwrng_json(Daemon *d) {
+        struct json_object *o = json_object_new_object(), *a;
+        HwrngList l = { .quality = -1, .selected = -1 };
+        char dir[PATH_MAX];
+        int r = 0, rl;
+
+        if (!o)
+                return NULL;
+        snprintf(dir, sizeof(dir), "%s" HWRNG_SYSFS_SUBDIR, d->hooks.sysfs_root ? d->hooks.sysfs_root : "/sys");
+        rl = hwrng_list_read(dir, &l);
+        ADD(o, "core", json_object_new_boolean(rl != -ENOENT));
+        if (json_put_nullable(o, "error", rl < 0 && rl != -ENOENT ? json_object_new_string(strerror(-rl)) : NULL) < 0 ||
+            json_put_nullable(o, "current", l.current[0] ? json_object_new_string(l.current) : NULL) < 0 ||
+            json_put_nullable(o, "quality", l.quality >= 0 ? json_object_new_int(l.quality) : NULL) < 0 ||
+            json_put_nullable(o, "selected", l.selected >= 0 ? json_object_new_boolean(l.selected) : NULL) < 0)
+                r = -ENOMEM;
+        ADD(o, "truncated", json_object_new_boolean(l.truncated));
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < l.n; i++)
+                append(a, hwrng_device_json(&l.devices[i]), &r);
+        ADD(o, "devices", a);
+        return finish(o, r);
+}
+
 static struct json_object *resume_json(Daemon *d, usec_t now) {
         struct json_object *o = json_object_new_object();
         ClockJumpStats st;
@@ -326,6 +428,10 @@ static int status_build(Daemon *d, struct json_object *o, const Moment *m) {
         for (size_t i = 0; a && i < d->n_devices; i++)
                 append(a, device_json(&d->devices[i]), &r);
         ADD(o, "devices", a);
+        if (json_put_nullable(o, "egd", egd_json(d)) < 0 ||
+            json_put_nullable(o, "kernel_feed", kernel_feed_json(d, now)) < 0)
+                r = -ENOMEM;
+        ADD(o, "hwrng", hwrng_json(d));
         ADD(o, "crng", crng_json(d, now));
         ADD(o, "vm_generation", vm_generation_json(d, now));
         ADD(o, "resume", resume_json(d, now));

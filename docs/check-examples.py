@@ -7,7 +7,9 @@ standing in for /dev/truerandom, and the pitfalls the guide names:
   - a buffered Python open().read(32) takes far more than 32;
   - `dd bs=32 count=1` without iflag=fullblock returns a short read as it
     is (10 bytes of 32), and `head -c 32` asks no more than 32.
-The vm suite runs the same examples against the real device."""
+And the EGD host's examples agree: docs/examples/libvirt-rng-egd.xml is
+well-formed, an EGD backend of a virtio <rng>, and connects to the socket
+etc/examples/egd-host.conf names."""
 import os
 import subprocess
 import sys
@@ -57,6 +59,20 @@ def check_pitfalls(d):
     os.close(w)
 
 
+def check_egd_examples(examples):
+    import xml.etree.ElementTree as ET
+    root = os.path.join(examples, "..", "..")
+    with open(os.path.join(root, "etc", "examples", "egd-host.conf")) as f:
+        sockets = [l.split("=", 1)[1].strip() for l in f if l.startswith("socket")]
+    rng = ET.parse(os.path.join(examples, "libvirt-rng-egd.xml")).getroot()
+    backend = rng.find("backend")
+    assert rng.tag == "rng" and rng.get("model") == "virtio", rng.attrib
+    assert backend.get("model") == "egd" and backend.get("type") == "unix", backend.attrib
+    source = backend.find("source")
+    assert source.get("mode") == "connect" and [source.get("path")] == sockets, (source.attrib, sockets)
+    print("ok: libvirt-rng-egd.xml connects to %s" % sockets[0])
+
+
 def main(c_example, examples):
     with tempfile.TemporaryDirectory() as d:
         for cmd in ([c_example], [sys.executable, os.path.join(examples, "read-truerandom.py")],
@@ -65,6 +81,7 @@ def main(c_example, examples):
                 check_example(d, cmd, n)
             print("ok: %s" % os.path.basename(cmd[-1]))
         check_pitfalls(d)
+    check_egd_examples(examples)
     print("ok")
     return 0
 

@@ -38,6 +38,7 @@ struct Collector {
         const SourceOps *ops;
         void *source;                  /* NULL when unavailable */
         Store *store;                  /* borrowed */
+        unsigned source_id;            /* its blocks' tag in the store */
 
         /* Owned by whoever steps: the thread, or a test calling step. */
         Intake *intake;                /* NULL when unavailable */
@@ -149,7 +150,7 @@ static void *collector_thread(void *userdata) {
                 usec_t wait;
                 ssize_t r;
 
-                r = store_wait_for_demand(c->store, intake_owes_test(c->intake));
+                r = store_wait_for_demand(c->store, c->source_id, intake_owes_test(c->intake));
                 if (r == -EINTR)
                         continue; /* kicked: check whether we are to stop */
                 if (r < 0 || collector_board_stopping(&c->board))
@@ -264,7 +265,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, const Collec
         uint32_t credit;
         int r;
 
-        if (!ops || !gate || !gate->gate || !store || !ret)
+        if (!ops || !gate || !gate->gate || !store || !ret || source_id >= STORE_SOURCES_MAX)
                 return -EINVAL;
         credit = gate_policy_most(&gate->policy);
         if (credit == 0 || credit > CREDIT_MBITS_MAX || gate->window < GATE_WINDOW_MIN ||
@@ -276,6 +277,7 @@ int collector_new(const SourceOps *ops, const SourceParams *params, const Collec
         c->samples = secret_alloc(COLLECTOR_CHUNK);
         if (!c->samples)
                 return -ENOMEM;
+        c->source_id = source_id;
         r = collector_open(c, params, gate, source_id);
         if (r < 0)
                 return r;

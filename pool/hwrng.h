@@ -34,7 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HWRNG_SYSFS_DIR "/sys/class/misc/hw_random"
+/* Below a sysfs root ("/sys", or a test's tree). */
+#define HWRNG_SYSFS_SUBDIR "/class/misc/hw_random"
+#define HWRNG_SYSFS_DIR "/sys" HWRNG_SYSFS_SUBDIR
 /* Devices kept in a listing; a longer rng_available is cut and says so. */
 #define HWRNG_MAX_DEVICES 16U
 /* A device name, NUL included; the kernel's are at most 63 bytes. */

@@ -9,13 +9,6 @@
 
 #include "source.h"
 
-/* The tpm source's row, complete (help, credit policy, defaults, the path
- * key). It is not in SOURCE_TABLE yet: the line X(TPM, tpm) there also
- * brings [source.tpm] into the configuration, which the daemon's wiring
- * adds with it (etc/truerandomd.conf, the configuration's and ctl's tests,
- * truerandomd.conf(5)). */
-extern const SourceOps source_tpm;
-
 /* The resource manager's node: several users may share the TPM. */
 #define SOURCE_TPM_PATH "/dev/tpmrm0"
 

@@ -35,6 +35,7 @@
         X(JITTER, jitter)                                                      \
         X(RDSEED, rdseed)                                                      \
         X(HWRNG, hwrng)                                                        \
+        X(TPM, tpm)                                                            \
         X(KERNEL, kernel)                                                      \
         X(FILE, file)
 

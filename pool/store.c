@@ -7,8 +7,12 @@
  * its only copy inside the store. Every put carries >= 320 credited bits and
  * every take serves <= 32 bytes, so bytes_served x 8 <= credited bits taken
  * x 0.8 holds by construction; store_take() re-checks it and abort()s.
+ * Each source's blocks are counted (fill_of), so that a device serving one
+ * source alone finds its oldest block by a scan of the ring, and a wanted
+ * source can displace another's blocks from a full store.
  * One mutex guards everything; one condition variable wakes collectors
- * when demand may have appeared (take, purge, set_demand, shutdown).
+ * when demand may have appeared (take, purge, set_demand, set_wanted,
+ * shutdown).
  * Secrets: blocks are born in store_put() (copied from the intake) and
  * erased in store_take(), store_purge(), store_purge_all() and store_free().
  * Flow: intake (conditioner, pending) -> [store] -> CUSE readers / CRNG
@@ -43,6 +47,9 @@ struct Store {
         uint64_t kicks;          /* store_kick() calls: waiters return -EINTR */
         bool refilling;          /* fell below low_water, not full again yet */
         uint64_t epoch;          /* store_purge_all() calls */
+        uint32_t wanted;         /* store_set_wanted(): bit i, source i */
+        size_t fill_of[STORE_SOURCES_MAX];
+        StoreSourceStats of[STORE_SOURCES_MAX]; /* served counts; fill is fill_of */
         StoreStats stats;
 };
 
@@ -75,9 +82,11 @@ static void add_or_abort(uint64_t *total, uint64_t x) {
 
 /* Hysteresis: once below low_water the collectors fill the store up, so a
  * burst of readers finds it full rather than just above the mark. */
-static bool store_demand_locked(const Store *s, bool testing) {
+static bool store_demand_locked(const Store *s, unsigned source_id, bool testing) {
         if (s->shutdown)
                 return false;
+        if (source_id < STORE_SOURCES_MAX && (s->wanted & (UINT32_C(1) << source_id)) && s->fill_of[source_id] == 0)
+                return true;
         return (testing && s->demand) ||
                (s->fill < s->capacity && (s->demand || s->refilling || s->fill < s->low_water));
 }
@@ -87,6 +96,42 @@ static void store_update_refilling(Store *s) {
                 s->refilling = true;
         else if (s->fill == s->capacity)
                 s->refilling = false;
+}
+
+/* Removes the block in slot i (from head), keeping the others' order:
+ * the later ones move up one, and the slot left at the end is erased. */
+static void store_remove_locked(Store *s, size_t i) {
+        StoreBlock *b = store_slot(s, i);
+
+        s->fill_of[b->source_id]--;
+        for (size_t j = i; j + 1 < s->fill; j++)
+                memcpy(store_slot(s, j), store_slot(s, j + 1), sizeof(StoreBlock));
+        sodium_memzero(store_slot(s, s->fill - 1), sizeof(StoreBlock));
+        s->fill--;
+        store_update_refilling(s);
+}
+
+/* A full store and a wanted source_id: erases the oldest block of the
+ * source holding the most blocks, if it holds more than source_id does
+ * after the put (so shares never cross). true when a slot was freed. */
+static bool store_displace_locked(Store *s, unsigned source_id) {
+        unsigned most = source_id;
+
+        if (!(s->wanted & (UINT32_C(1) << source_id)))
+                return false;
+        for (unsigned i = 0; i < STORE_SOURCES_MAX; i++)
+                if (s->fill_of[i] > s->fill_of[most])
+                        most = i;
+        if (most == source_id || s->fill_of[most] <= s->fill_of[source_id] + 1)
+                return false;
+        for (size_t i = 0; i < s->fill; i++)
+                if (store_slot(s, i)->source_id == most) {
+                        store_remove_locked(s, i);
+                        s->stats.blocks_purged++;
+                        s->stats.blocks_displaced++;
+                        return true;
+                }
+        return false;
 }
 
 /* A Store with its lock and condition made and nothing else, which
@@ -145,7 +190,7 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
               unsigned source_id, uint64_t epoch) {
         StoreBlock *b;
 
-        if (credited_mbits < CONDITIONER_BLOCK_MBITS)
+        if (credited_mbits < CONDITIONER_BLOCK_MBITS || source_id >= STORE_SOURCES_MAX)
                 return -EINVAL;
 
         store_lock(s);
@@ -159,7 +204,7 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
                 store_unlock(s);
                 return -ESTALE;
         }
-        if (s->fill == s->capacity) {
+        if (s->fill == s->capacity && !store_displace_locked(s, source_id)) {
                 store_unlock(s);
                 return -ENOSPC;
         }
@@ -168,6 +213,7 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
         memcpy(b->data, block, STORE_BLOCK_SIZE);
         b->credited_mbits = credited_mbits;
         b->source_id = source_id;
+        s->fill_of[source_id]++;
         s->fill++;
         store_update_refilling(s);
         s->stats.blocks_in++;
@@ -176,23 +222,16 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
         return 0;
 }
 
-int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serve_bytes) {
-        StoreBlock *b;
+/* Takes the block in slot i for a reader (serve_bytes > 0) or a seed. */
+static void store_take_locked(Store *s, size_t i, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serve_bytes) {
+        StoreBlock *b = store_slot(s, i);
 
-        if (serve_bytes > STORE_BLOCK_SIZE)
-                return -EINVAL;
-
-        store_lock(s);
-        if (s->fill == 0) {
-                store_unlock(s);
-                return -ENODATA;
-        }
-
-        b = store_slot(s, 0);
         if (serve_bytes > 0) {
                 s->stats.blocks_served++;
                 add_or_abort(&s->stats.credited_mbits_taken, b->credited_mbits);
                 add_or_abort(&s->stats.bytes_served, serve_bytes);
+                s->of[b->source_id].blocks_served++;
+                add_or_abort(&s->of[b->source_id].bytes_served, serve_bytes);
                 /* bytes x 8 x 1000 x 5 <= mbits x 4, i.e. bytes x 10000 <=
                  * mbits; dividing instead of multiplying cannot overflow and
                  * is exact for integers. */
@@ -202,14 +241,78 @@ int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serv
                 s->stats.blocks_seeded++;
 
         memcpy(ret_block, b->data, STORE_BLOCK_SIZE);
-        sodium_memzero(b, sizeof(*b));
-        s->head = (s->head + 1) % s->capacity;
-        s->fill--;
-        store_update_refilling(s);
-
+        if (i == 0) {
+                /* The oldest: the ring's head moves on. */
+                s->fill_of[b->source_id]--;
+                sodium_memzero(b, sizeof(*b));
+                s->head = (s->head + 1) % s->capacity;
+                s->fill--;
+                store_update_refilling(s);
+        } else
+                store_remove_locked(s, i);
         store_wake(s);
+}
+
+int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serve_bytes) {
+        if (serve_bytes > STORE_BLOCK_SIZE)
+                return -EINVAL;
+
+        store_lock(s);
+        if (s->fill == 0) {
+                store_unlock(s);
+                return -ENODATA;
+        }
+        store_take_locked(s, 0, ret_block, serve_bytes);
         store_unlock(s);
         return 0;
+}
+
+int store_take_from(Store *s, unsigned source_id, uint8_t ret_block[static STORE_BLOCK_SIZE],
+                    size_t serve_bytes) {
+        int r = -ENODATA;
+
+        if (serve_bytes > STORE_BLOCK_SIZE || source_id >= STORE_SOURCES_MAX)
+                return -EINVAL;
+
+        store_lock(s);
+        for (size_t i = 0; s->fill_of[source_id] > 0 && i < s->fill; i++)
+                if (store_slot(s, i)->source_id == source_id) {
+                        store_take_locked(s, i, ret_block, serve_bytes);
+                        r = 0;
+                        break;
+                }
+        store_unlock(s);
+        return r;
+}
+
+size_t store_fill_from(Store *s, unsigned source_id) {
+        size_t fill;
+
+        if (source_id >= STORE_SOURCES_MAX)
+                return 0;
+        store_lock(s);
+        fill = s->fill_of[source_id];
+        store_unlock(s);
+        return fill;
+}
+
+void store_get_source_stats(Store *s, unsigned source_id, StoreSourceStats *ret) {
+        *ret = (StoreSourceStats) { 0 };
+        if (source_id >= STORE_SOURCES_MAX)
+                return;
+        store_lock(s);
+        *ret = s->of[source_id];
+        ret->fill = s->fill_of[source_id];
+        store_unlock(s);
+}
+
+void store_set_wanted(Store *s, uint32_t sources) {
+        store_lock(s);
+        if (s->wanted != sources) {
+                s->wanted = sources;
+                store_wake(s);
+        }
+        store_unlock(s);
 }
 
 /* Erases the blocks of source_id, or every block with all. */
@@ -223,6 +326,7 @@ static size_t store_purge_locked(Store *s, bool all, unsigned source_id) {
                 StoreBlock *b = store_slot(s, i);
 
                 if (all || b->source_id == source_id) {
+                        s->fill_of[b->source_id]--;
                         removed++;
                         continue;
                 }
@@ -295,13 +399,13 @@ void store_set_demand(Store *s, bool on) {
         store_unlock(s);
 }
 
-int store_wait_for_demand(Store *s, bool testing) {
+int store_wait_for_demand(Store *s, unsigned source_id, bool testing) {
         uint64_t kicks;
         int r;
 
         store_lock(s);
         kicks = s->kicks;
-        while (!s->shutdown && !store_demand_locked(s, testing) && s->kicks == kicks)
+        while (!s->shutdown && !store_demand_locked(s, source_id, testing) && s->kicks == kicks)
                 if (pthread_cond_wait(&s->demand_changed, &s->lock) != 0)
                         abort();
         r = s->shutdown ? -ESHUTDOWN : s->kicks != kicks ? -EINTR : 0;
@@ -320,7 +424,7 @@ bool store_has_demand(Store *s) {
         bool demand;
 
         store_lock(s);
-        demand = store_demand_locked(s, false);
+        demand = store_demand_locked(s, STORE_SOURCES_MAX, false);
         store_unlock(s);
         return demand;
 }

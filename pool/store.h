@@ -22,6 +22,8 @@
 #include "util/cleanup.h"
 
 #define STORE_BLOCK_SIZE 32U
+/* Source ids the store tells apart: store_put() takes ids below this. */
+#define STORE_SOURCES_MAX 16U
 
 typedef struct Store Store;
 
@@ -35,7 +37,15 @@ typedef struct StoreStats {
         uint64_t credited_mbits_in;    /* of all blocks ever put */
         uint64_t credited_mbits_taken; /* of blocks taken for readers */
         uint64_t bytes_served;
+        uint64_t blocks_displaced;     /* of them purged: erased to make room (store_set_wanted()) */
 } StoreStats;
+
+/* One source's share of the store, for its own device (store_take_from()). */
+typedef struct StoreSourceStats {
+        size_t fill;               /* its blocks stored now */
+        uint64_t blocks_served;    /* its blocks taken for readers, from any device */
+        uint64_t bytes_served;
+} StoreSourceStats;
 
 /* capacity >= 1 blocks; low_water < capacity: once the fill drops below
  * low_water (or while demand is set) collectors run until the store is full;
@@ -45,8 +55,8 @@ int store_new(size_t capacity, size_t low_water, Store **ret);
 Store *store_free(Store *s);
 DEFINE_FREEP(Store, store_free);
 
-/* Adds a block produced by source_id with its credit (>= 320000 mbits, else
- * -EINVAL). epoch is store_epoch() as read before the first sample of the
+/* Adds a block produced by source_id (< STORE_SOURCES_MAX) with its
+ * credit (>= 320000 mbits, else -EINVAL). epoch is store_epoch() as read before the first sample of the
  * block was: after a store_purge_all() since, the block holds samples from
  * before it and is refused with -ESTALE. -ENOSPC when full, -ESHUTDOWN after
  * store_shutdown(). */
@@ -57,6 +67,24 @@ int store_put(Store *s, const uint8_t block[static STORE_BLOCK_SIZE], uint64_t c
  * bytes will reach a /dev/truerandom reader; 0 means the block seeds the CRNG.
  * The caller erases ret_block after use. -ENODATA when empty. */
 int store_take(Store *s, uint8_t ret_block[static STORE_BLOCK_SIZE], size_t serve_bytes);
+
+/* The oldest block of source_id, as store_take() takes the oldest of any:
+ * for a device that serves one source's blocks alone. A block is taken
+ * once, by whichever device asks first. -ENODATA when it has none stored,
+ * -EINVAL for an id out of range. */
+int store_take_from(Store *s, unsigned source_id, uint8_t ret_block[static STORE_BLOCK_SIZE],
+                    size_t serve_bytes);
+/* Blocks of source_id stored now (0 for an id out of range). */
+size_t store_fill_from(Store *s, unsigned source_id);
+void store_get_source_stats(Store *s, unsigned source_id, StoreSourceStats *ret);
+/* The sources whose own readers wait (bit i: source id i), from the loop.
+ * A wanted source with no block stored has demand even when the store is
+ * full, and its store_put() into a full store makes room: it erases the
+ * oldest block of the source that holds the most, while that source holds
+ * more than it (counted purged and displaced). So one source's readers are
+ * never starved by a store the others filled, and the displacement stops
+ * at equal shares. */
+void store_set_wanted(Store *s, uint32_t sources);
 
 /* Erases every stored block of source_id; returns how many. */
 size_t store_purge(Store *s, unsigned source_id);
@@ -79,14 +107,15 @@ void store_get_stats(Store *s, StoreStats *ret);
 void store_set_demand(Store *s, bool on);
 
 /* Collectors: blocks until there is demand (demand set, or fill < low_water,
- * and the store not full) and returns 0, or returns -ESHUTDOWN, or -EINTR
+ * and the store not full; or source_id is wanted and has no block stored:
+ * store_set_wanted()) and returns 0, or returns -ESHUTDOWN, or -EINTR
  * after a store_kick(). testing: the caller's source owes a health test
  * (its startup test, or the running check's way back) whose samples are
  * never stored; then the loop's demand counts even with the store full.
  * Until such a source has passed, what is stored may not be served (a
  * source a reload restarted), so a full store must not keep it from the
  * test readers are waiting for. */
-int store_wait_for_demand(Store *s, bool testing);
+int store_wait_for_demand(Store *s, unsigned source_id, bool testing);
 
 /* Makes every waiter in store_wait_for_demand() return -EINTR once, so one
  * collector can be stopped without shutting the store down. */

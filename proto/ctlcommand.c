@@ -12,6 +12,8 @@ enum {
         ARG_SOURCE,
         ARG_SAMPLES,
         ARG_ROWS,
+        ARG_BITS,
+        ARG_REASON,
 };
 
 const CtlArg ctl_args[] = {
@@ -19,6 +21,8 @@ const CtlArg ctl_args[] = {
         [ARG_SAMPLES] = { "samples", CTL_ARG_NUMBER, 1, CTL_RAW_SAMPLES_MAX, CTL_RAW_SAMPLES_DEFAULT,
                           offsetof(CtlRequest, samples) },
         [ARG_ROWS] = { "rows", CTL_ARG_NUMBER, 1, CTL_RAW_ROWS_MAX, 1, offsetof(CtlRequest, rows) },
+        [ARG_BITS] = { "bits", CTL_ARG_NUMBER, 1, CTL_FED_BITS_MAX, 0, offsetof(CtlRequest, bits) },
+        [ARG_REASON] = { "reason", CTL_ARG_NAME, .field = offsetof(CtlRequest, reason) },
         { .key = NULL },
 };
 
@@ -30,8 +34,22 @@ const CtlCommand ctl_commands[] = {
           .args = { { .arg = &ctl_args[ARG_SOURCE], .required = true }, { .arg = &ctl_args[ARG_SAMPLES] },
                     { .arg = &ctl_args[ARG_ROWS] } },
           .help = "raw 8-bit samples for SP 800-90B tools" },
+        /* truerandom-seed-kernel after each feed, for status. */
+        { .name = "kernel-fed", .admin = true,
+          .args = { { .arg = &ctl_args[ARG_REASON], .required = true },
+                    { .arg = &ctl_args[ARG_BITS], .required = true } },
+          .help = "say the kernel's pool was fed (truerandom-seed-kernel does)" },
         { .name = NULL },
 };
+
+const char *const ctl_feed_reasons[CTL_FEED_REASONS] = { "boot", "interval", "vm-generation-change", "resume" };
+
+bool ctl_feed_reason_known(const char *s) {
+        for (size_t i = 0; i < CTL_FEED_REASONS; i++)
+                if (strcmp(s, ctl_feed_reasons[i]) == 0)
+                        return true;
+        return false;
+}
 
 const CtlCommand *ctl_command_lookup(const char *name, size_t n) {
         for (const CtlCommand *c = ctl_commands; c->name; c++)

@@ -40,6 +40,10 @@ typedef struct CtlCommandArg {
 typedef struct CtlCommand {
         const char *name;
         bool root;                                  /* truerandomd serves it to uid 0 only */
+        /* truerandomd serves it to uid 0 and to a peer holding
+         * CAP_SYS_ADMIN in its user namespace, the initial one: what may
+         * feed the kernel's pool may say it did (truerandom-seed-kernel). */
+        bool admin;
         CtlCommandArg args[CTL_COMMAND_ARGS_MAX];   /* in wire order, the rest { NULL } */
         /* truerandomctl's line of help for it. A command truerandomctl has
          * no verb of its own for is served from this row alone: a name
@@ -47,6 +51,14 @@ typedef struct CtlCommand {
          * reply's payload is printed (ctl/verb-command.c). */
         const char *help;
 } CtlCommand;
+
+/* kernel-fed's reasons, as truerandom-seed-kernel names its feeds (in the
+ * order of seed/feeder.h's FeedReason after NONE), and the daemon checks
+ * them. */
+#define CTL_FEED_REASONS 4U
+extern const char *const ctl_feed_reasons[CTL_FEED_REASONS];
+/* Whether s is one of them. */
+bool ctl_feed_reason_known(const char *s);
 
 /* Every command, ended by a row whose name is NULL. */
 extern const CtlCommand ctl_commands[];

@@ -46,6 +46,9 @@
 #define CTL_RAW_SAMPLES_DEFAULT 1000000U
 #define CTL_RAW_SAMPLES_MAX 1000000000U
 #define CTL_RAW_ROWS_MAX 1000000U
+/* kernel-fed: the most bits one feed may report (16 blocks, the kernel's
+ * whole input pool: truerandom-seed-kernel's FEED_BLOCKS_MAX). */
+#define CTL_FED_BITS_MAX 4096U
 /* SP 800-90B §3.1.4: 1000 restarts of 1000 samples each. */
 #define CTL_RESTART_ROWS 1000U
 #define CTL_RESTART_SAMPLES 1000U
@@ -58,6 +61,8 @@ typedef struct CtlRequest {
         char source[CTL_SOURCE_NAME_MAX + 1]; /* raw */
         uint64_t samples;                     /* raw: per row, 1..CTL_RAW_SAMPLES_MAX */
         uint64_t rows;                        /* raw: 1 = one stream; more = restarts */
+        uint64_t bits;                        /* kernel-fed: bits given to the kernel */
+        char reason[CTL_SOURCE_NAME_MAX + 1]; /* kernel-fed: why (boot, interval, ...) */
 } CtlRequest;
 
 /* The error codes of "error" replies, and the errno each stands for. */

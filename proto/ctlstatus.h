@@ -2,7 +2,8 @@
  * one JSON object whose schema truerandomctl(1) documents ("version"
  * counts its changes: fields are added, never renamed, except that
  * version 4 put the running gate's "gate" object and credit in force in
- * place of the stored assessment's and the running check's fields).
+ * place of the stored assessment's and the running check's fields;
+ * version 5 added "egd" and "kernel_feed", version 6 "hwrng").
  *
  * The daemon builds the object (daemon/status.c) and truerandomctl reads it
  * here, both through json-c. This module owns the reading: a strict parse
@@ -18,7 +19,7 @@
 #include <stdint.h>
 
 /* The schema this tree writes; readers accept any version >= 1. */
-#define CTL_STATUS_VERSION 4
+#define CTL_STATUS_VERSION 8
 /* Nesting the reader accepts, as json-c counts it (a scalar inside the
  * innermost container is a level too): the schema needs 4. */
 #define CTL_STATUS_DEPTH_MAX 32

@@ -31,14 +31,7 @@ vm_initramfs_add "$root" "$daemon" /usr/sbin/truerandomd
 [ -x "$ctl" ] && vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
 cat > "$root/init" <<'EOF'
 #!/bin/sh
-/bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mount -t tmpfs run /run
-for ko in $(cat /etc/modules.order); do insmod "$ko"; done
+. /lib/guest-prelude.sh
 printf 'root:x:0:0:root:/root:/bin/sh\ntruerandomd:x:989:989::/nonexistent:/bin/false\n' > /etc/passwd
 printf 'root:x:0:\ntruerandom:x:990:\ntruerandomd:x:989:\n' > /etc/group
 printf 'passwd: files\ngroup: files\n' > /etc/nsswitch.conf

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/ctlcommand.h"
+
 
 struct Feeder {
         usec_t interval;
@@ -23,16 +25,13 @@ struct Feeder {
         const char *trouble; /* the stage the last refusal or failure was at */
 };
 
-static const char *const reason_names[_FEED_REASON_MAX] = {
-        [FEED_REASON_NONE] = "none",
-        [FEED_REASON_BOOT] = "boot",
-        [FEED_REASON_INTERVAL] = "interval",
-        [FEED_REASON_VM_GENERATION] = "vm-generation-change",
-        [FEED_REASON_RESUME] = "resume",
-};
+/* The names the daemon's kernel-fed knows (proto/), after "none". */
+_Static_assert(_FEED_REASON_MAX == 1 + CTL_FEED_REASONS, "a feed reason per name of ctl_feed_reasons[]");
 
 const char *feed_reason_to_string(FeedReason r) {
-        return r >= 0 && r < _FEED_REASON_MAX ? reason_names[r] : "unknown";
+        if (r == FEED_REASON_NONE)
+                return "none";
+        return r > 0 && r < _FEED_REASON_MAX ? ctl_feed_reasons[r - 1] : "unknown";
 }
 
 int feeder_new(usec_t interval, unsigned blocks, const FeederOps *ops, void *userdata, Feeder **ret) {

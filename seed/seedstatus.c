@@ -74,32 +74,17 @@ static int connect_socket(const char *path, usec_t timeout) {
         return TAKE_FD(fd);
 }
 
-/* The status JSON of one reply packet in buf[0..n), or -errno. */
-static int reply_status(const uint8_t *buf, size_t n, SeedStatus *ret) {
-        CtlReply reply;
-
-        if (ctl_reply_parse(buf, n, &reply) < 0)
-                return -EBADMSG;
-        if (reply.kind == CTL_REPLY_ERROR)
-                return ctl_error_to_errno(reply.error);
-        if (reply.kind != CTL_REPLY_OK)
-                return -EBADMSG;
-        return seed_status_from_json((const char *) reply.payload, reply.payload_size, ret);
-}
-
-int seed_status_fetch(const char *socket_path, usec_t timeout, SeedStatus *ret) {
-        const CtlRequest req = { .command = ctl_command_from_string("status") };
-        _cleanup_free_ uint8_t *buf = NULL;
+/* One request, and its "ok" reply read into buf (CTL_REPLY_MAX bytes),
+ * parsed into *ret (its payload inside buf). 0, or -errno: the daemon's
+ * error reply as its errno, -EBADMSG for a reply not understood. */
+static int ask(const char *socket_path, usec_t timeout, const CtlRequest *req, uint8_t *buf, CtlReply *ret) {
         _cleanup_close_ int fd = -1;
-        char msg[64];
+        char msg[128];
         ssize_t n;
 
-        n = ctl_request_format(&req, msg, sizeof(msg));
+        n = ctl_request_format(req, msg, sizeof(msg));
         if (n < 0)
                 return (int) n;
-        buf = malloc(CTL_REPLY_MAX);
-        if (!buf)
-                return -ENOMEM;
         fd = connect_socket(socket_path, timeout);
         if (fd < 0)
                 return fd;
@@ -111,7 +96,36 @@ int seed_status_fetch(const char *socket_path, usec_t timeout, SeedStatus *ret) 
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return errno == EAGAIN ? -ETIMEDOUT : -errno;
-        if (n == 0 || (size_t) n > CTL_REPLY_MAX)
+        if (n == 0 || (size_t) n > CTL_REPLY_MAX || ctl_reply_parse(buf, (size_t) n, ret) < 0)
                 return -EBADMSG;
-        return reply_status(buf, (size_t) n, ret);
+        if (ret->kind == CTL_REPLY_ERROR)
+                return ctl_error_to_errno(ret->error);
+        return ret->kind == CTL_REPLY_OK ? 0 : -EBADMSG;
+}
+
+int seed_status_report_fed(const char *socket_path, usec_t timeout, unsigned bits, const char *reason) {
+        CtlRequest req = { .command = ctl_command_from_string("kernel-fed"), .bits = bits };
+        _cleanup_free_ uint8_t *buf = malloc(CTL_REPLY_MAX);
+        CtlReply reply;
+
+        if (!buf)
+                return -ENOMEM;
+        if (strlen(reason) >= sizeof(req.reason))
+                return -EINVAL;
+        strcpy(req.reason, reason);
+        return ask(socket_path, timeout, &req, buf, &reply);
+}
+
+int seed_status_fetch(const char *socket_path, usec_t timeout, SeedStatus *ret) {
+        const CtlRequest req = { .command = ctl_command_from_string("status") };
+        _cleanup_free_ uint8_t *buf = malloc(CTL_REPLY_MAX);
+        CtlReply reply;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        r = ask(socket_path, timeout, &req, buf, &reply);
+        if (r < 0)
+                return r;
+        return seed_status_from_json((const char *) reply.payload, reply.payload_size, ret);
 }

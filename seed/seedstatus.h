@@ -33,3 +33,8 @@ int seed_status_from_json(const char *text, size_t n, SeedStatus *ret);
  * -EACCES, -ETIMEDOUT, an error the daemon answered (-EBUSY, ...), or
  * -EBADMSG (a reply not understood). */
 int seed_status_fetch(const char *socket_path, usec_t timeout, SeedStatus *ret);
+
+/* Tells the daemon a feed gave the kernel bits (its "kernel-fed"
+ * command, which takes root or CAP_SYS_ADMIN), so that its status shows
+ * the last feed. 0, or -errno as seed_status_fetch(). */
+int seed_status_report_fed(const char *socket_path, usec_t timeout, unsigned bits, const char *reason);

@@ -96,6 +96,7 @@ static int op_reseed(void *userdata) {
 
 static void report(const Context *c, const FeedOutcome *o) {
         const char *reason = feed_reason_to_string(o->reason);
+        int r;
 
         switch (o->result) {
         case FEED_RESULT_IDLE:
@@ -104,6 +105,10 @@ static void report(const Context *c, const FeedOutcome *o) {
                 say(LOG_INFO, "fed the kernel %u bits (%u block%s of %u bytes from %s, credited 8 bits per byte) "
                     "and reseeded its CRNG (%s)", o->bits, o->blocks, o->blocks == 1 ? "" : "s",
                     SEED_BLOCK_SIZE, c->opts->device, reason);
+                /* For the daemon's status; the feed stands either way. */
+                r = seed_status_report_fed(c->opts->socket, STATUS_TIMEOUT, o->bits, reason);
+                if (r < 0)
+                        say(LOG_NOTICE, "could not tell truerandomd about the feed: %s", strerror(-r));
                 return;
         case FEED_RESULT_REFUSED:
                 if (o->repeated)

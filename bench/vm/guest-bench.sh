@@ -33,16 +33,8 @@
 #   and nothing arrives unless trbench writes it. The CRNG reseed interval
 #   is a day so that no reseed takes a block meant for a waiting reader.
 
-/bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mount -t tmpfs run /run
-for ko in $(cat /etc/modules.order); do
-        insmod "$ko" || echo "BENCH insmod $ko failed"
-done
+INSMOD_TAG=BENCH
+. /lib/guest-prelude.sh
 # 10,000 parked reader threads: the default limit scales with RAM.
 echo 30000 > /proc/sys/kernel/threads-max
 
@@ -92,10 +84,6 @@ done
 want() {
         case "$PHASES" in *",$1,"*) return 0 ;; esac
         return 1
-}
-
-up() {
-        cut -d' ' -f1 /proc/uptime
 }
 
 fig() {

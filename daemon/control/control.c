@@ -25,7 +25,7 @@
 #include "export.h"
 #include "proto/ctlproto.h"
 #include "reply.h"
-#include "socket.h"
+#include "util/unixsock.h"
 #include "util/cleanup.h"
 
 #define CONTROL_ACCEPT_PAUSE_USEC (100U * USEC_PER_MSEC)
@@ -37,6 +37,7 @@ struct Conn {
         LIST_ENTRY(Conn) link;
         int fd;
         uid_t uid;                 /* the peer's: root or not */
+        pid_t pid;                 /* the peer's, for a command that asks for CAP_SYS_ADMIN */
         uid_t charge;              /* whose connections it counts among */
         sd_event_source *io, *deadline;
         uint8_t *out;              /* a final reply waiting for socket room */
@@ -47,7 +48,7 @@ struct Control {
         sd_event *event;
         ControlCallbacks cb;
         char *socket_path;
-        ControlSocketId socket_id;  /* what listen_fd was bound to */
+        UnixSockId socket_id;    /* what listen_fd was bound to */
         int listen_fd;
         sd_event_source *listen_source, *accept_pause;
         LIST_HEAD(, Conn) conns;
@@ -149,6 +150,12 @@ static void conn_dispatch(Conn *conn, const CtlRequest *req) {
                 conn_reply_error(conn, CTL_ERROR_PERMISSION, "%s needs root", req->command->name);
                 return;
         }
+        /* The capability as the kernel's capable() sees it, read now: what
+         * could feed the kernel's pool itself (cuse/privilege.h). */
+        if (req->command->admin && conn->uid != 0 && !privilege_check(c->cb.proc_root, conn->pid, conn->uid)) {
+                conn_reply_error(conn, CTL_ERROR_PERMISSION, "%s needs root or CAP_SYS_ADMIN", req->command->name);
+                return;
+        }
         if (!h) {
                 conn_reply_error(conn, CTL_ERROR_FAILED, "%s is not served here", req->command->name);
                 return;
@@ -228,7 +235,7 @@ static int on_conn_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int conn_new(Control *c, int fd, uid_t uid, uid_t charge) {
+static int conn_new(Control *c, int fd, const struct ucred *cred, uid_t charge) {
         Conn *conn;
         int r;
 
@@ -237,7 +244,8 @@ static int conn_new(Control *c, int fd, uid_t uid, uid_t charge) {
                 return -ENOMEM;
         conn->control = c;
         conn->fd = fd;
-        conn->uid = uid;
+        conn->uid = cred->uid;
+        conn->pid = cred->pid;
         conn->charge = charge;
         r = sd_event_add_io(c->event, &conn->io, fd, EPOLLIN | EPOLLRDHUP, on_conn_io, conn);
         if (r >= 0)
@@ -288,9 +296,7 @@ static unsigned conns_of(const Control *c, uid_t charge) {
 /* Whose connections a peer's counts among: its uid, or for a peer in a
  * user namespace (or one that cannot be told) the one account they share. */
 static uid_t peer_charge(const Control *c, const struct ucred *cred) {
-        if (cred->uid == 0 || privilege_initial_userns(c->cb.proc_root, cred->pid, cred->uid) == 1)
-                return cred->uid;
-        return CUSE_UID_USERNS;
+        return privilege_charge(c->cb.proc_root, cred->pid, cred->uid);
 }
 
 /* Why a new connection charged to uid is refused (control.h has the
@@ -334,7 +340,7 @@ static void refuse_busy(int fd, const char *why) {
 static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Control *c = userdata;
 
-        for (unsigned i = 0; i < CONTROL_SOCKET_BACKLOG; i++) {
+        for (unsigned i = 0; i < UNIXSOCK_BACKLOG; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 struct ucred cred;
                 socklen_t len = sizeof(cred);
@@ -357,7 +363,7 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 why = conn_refused(c, charge, buf, sizeof(buf));
                 if (why)
                         refuse_busy(cfd, why);
-                else if (conn_new(c, cfd, cred.uid, charge) < 0)
+                else if (conn_new(c, cfd, &cred, charge) < 0)
                         close(cfd);
         }
         return 0;
@@ -393,7 +399,7 @@ int control_new(sd_event *event, const char *socket_path, const ControlCallbacks
         c->socket_path = strdup(socket_path);
         if (!c->socket_path)
                 return -ENOMEM;
-        r = control_socket_listen(socket_path, &c->listen_fd, &c->socket_id);
+        r = unixsock_listen(socket_path, SOCK_SEQPACKET, 0666, &c->listen_fd, &c->socket_id);
         if (r < 0)
                 return r;
         r = sd_event_add_io(event, &c->listen_source, c->listen_fd, EPOLLIN, on_listen, c);
@@ -418,7 +424,7 @@ Control *control_free(Control *c) {
         c->accept_pause = sd_event_source_disable_unref(c->accept_pause);
         if (c->listen_fd >= 0) {
                 close(c->listen_fd);
-                control_socket_remove(c->socket_path, &c->socket_id);
+                unixsock_remove(c->socket_path, &c->socket_id);
         }
         sd_event_unref(c->event);
         free(c->socket_path);

@@ -67,11 +67,6 @@ typedef struct ControlCallbacks {
         const char *proc_root;
 } ControlCallbacks;
 
-/* The directory control_new() makes for socket_path if it is missing (one
- * level, mode 0755), in *ret_dir (free it); NULL when the socket is in /.
- * -ENOMEM. */
-int control_socket_dir(const char *socket_path, char **ret_dir);
-
 /* Creates socket_path's directory if missing (0755, one level), refuses
  * (-EADDRINUSE) when a live daemon answers there, replaces a stale socket,
  * and starts serving on event. */

@@ -27,7 +27,9 @@
  * starts the watcher before it gives up root.
  *
  * A record lost to a log overrun may have been a change: that is reported
- * too (VMGEN_EVENT_MAYBE), and the daemon acts on it as on a change.
+ * too (VMGEN_EVENT_MAYBE), at every loss; the daemon rekeys on each but
+ * purges the store at most once per 10 s for them (a user can flood the
+ * log: the seeder's LOST_RECORDS).
  * The same change seen on both channels within VMGEN_MERGE_USEC is reported
  * once. Loop thread only; it never logs.
  * Flow: kernel (vmgenid driver) -> /dev/kmsg, uevents -> [vmgenid] -> daemon. */

@@ -8,10 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <sodium.h>
+
+#include "proto/ctlproto.h"
+#include "util/cleanup.h"
 
 void fakedaemon_block_signals(void) {
         sigset_t ss;
@@ -134,19 +139,24 @@ static int open_device(void *userdata, const char *name, CuseDevKind kind, int *
         char path[200];
         int daemon_fd, r;
 
-        if ((unsigned) kind >= _CUSEDEV_KIND_MAX || fd->fk[kind])
+        if ((unsigned) kind >= _CUSEDEV_KIND_MAX || fakedaemon_kernel(fd, name))
                 return -EEXIST;
+        if (fd->n_devices == CUSE_MAX_DEVICES || strlen(name) > CONFIG_DEVICE_NAME_MAX)
+                return -ENOSPC;
         snprintf(path, sizeof(path), "%s/%s", fd->devdir, name);
         r = write_file(path, "", 0, 0600);
         if (r < 0)
                 return r;
-        r = fk_new(&fd->fk[kind], &daemon_fd);
+        r = fk_new(&fd->devices[fd->n_devices].fk, &daemon_fd);
         if (r < 0)
                 return r;
-        fd->init_unique[kind] = fk_send_init(fd->fk[kind]);
-        if (fd->init_unique[kind] < 0) {
+        snprintf(fd->devices[fd->n_devices].name, sizeof(fd->devices[0].name), "%s", name);
+        if (!fd->fk[kind])
+                fd->fk[kind] = fd->devices[fd->n_devices].fk;
+        fd->devices[fd->n_devices].init_unique = fk_send_init(fd->devices[fd->n_devices].fk);
+        if (fd->devices[fd->n_devices++].init_unique < 0) {
                 close(daemon_fd);
-                return (int) fd->init_unique[kind];
+                return (int) fd->devices[fd->n_devices - 1].init_unique;
         }
         *ret_fd = daemon_fd;
         *ret_io = &fk_daemon_io;
@@ -203,14 +213,58 @@ int fakedaemon_start(FakeDaemon *fd, Config *config, const char *config_path, co
                 return fd->new_result;
         }
         fd->running = true;
-        for (int k = 0; k < _CUSEDEV_KIND_MAX; k++) {
-                if (!fd->fk[k])
-                        continue;
-                r = fk_init_await(fd->fk[k], fd->init_unique[k], &fd->init[k]);
+        for (size_t i = 0; i < fd->n_devices; i++) {
+                r = fk_init_await(fd->devices[i].fk, fd->devices[i].init_unique, &fd->devices[i].init);
                 if (r < 0)
                         return r;
+                for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
+                        if (fd->fk[k] == fd->devices[i].fk)
+                                fd->init[k] = fd->devices[i].init;
         }
         return 0;
+}
+
+FakeKernel *fakedaemon_kernel(const FakeDaemon *fd, const char *name) {
+        for (size_t i = 0; i < fd->n_devices; i++)
+                if (strcmp(fd->devices[i].name, name) == 0)
+                        return fd->devices[i].fk;
+        return NULL;
+}
+
+int fakedaemon_ask(const FakeDaemon *fd, const char *msg, size_t n, char *buf, CtlReply *ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int s = -1;
+        ssize_t k;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/control", fd->dir);
+        s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (s < 0 || connect(s, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        if (send(s, msg, n, 0) != (ssize_t) n)
+                return -EIO;
+        k = recv(s, buf, CTL_REPLY_MAX, 0);
+        if (k <= 0)
+                return k < 0 ? -errno : -EBADMSG;
+        return ctl_reply_parse(buf, (size_t) k, ret) < 0 ? -EBADMSG : 0;
+}
+
+int fakedaemon_status(const FakeDaemon *fd, CtlStatus **ret) {
+        CtlRequest req = { .command = ctl_command_from_string("status") };
+        _cleanup_free_ char *buf = malloc(CTL_REPLY_MAX);
+        char msg[64];
+        CtlReply reply;
+        ssize_t n;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        n = ctl_request_format(&req, msg, sizeof(msg));
+        if (n <= 0)
+                return -EINVAL;
+        r = fakedaemon_ask(fd, msg, (size_t) n, buf, &reply);
+        if (r < 0 || reply.kind != CTL_REPLY_OK)
+                return r < 0 ? r : -EBADMSG;
+        return ctl_status_parse((const char *) reply.payload, reply.payload_size, ret) < 0 ? -EBADMSG : 0;
 }
 
 int fakedaemon_stop(FakeDaemon *fd) {
@@ -231,8 +285,8 @@ FakeDaemon *fakedaemon_free(FakeDaemon *fd) {
         if (!fd)
                 return NULL;
         (void) fakedaemon_stop(fd);
-        for (int k = 0; k < _CUSEDEV_KIND_MAX; k++)
-                fk_free(fd->fk[k]);
+        for (size_t i = 0; i < fd->n_devices; i++)
+                fk_free(fd->devices[i].fk);
         /* Said, not fatal: a leftover directory in /tmp misleads no test. */
         if (fd->dir[0] && nftw(fd->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS) < 0)
                 fprintf(stderr, "fakedaemon: removing %s: %s\n", fd->dir, strerror(errno));

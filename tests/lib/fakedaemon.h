@@ -27,6 +27,8 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "fakekernel.h"
+#include "proto/ctlproto.h"
+#include "proto/ctlstatus.h"
 
 /* Bytes in the sample file (uniform, from a fixed seed). */
 #define FAKEDAEMON_SAMPLES (1U << 16)
@@ -39,8 +41,10 @@ typedef struct FakeDaemon {
         char dir[64];                        /* scratch, removed by fakedaemon_free() */
         char devdir[96];                     /* DIR/dev: the nodes */
         char samples[96];                    /* DIR/samples: FAKEDAEMON_SAMPLES bytes */
-        /* Each device's kernel, by kind, once the daemon opened it; and
-         * its answer to CUSE_INIT once fakedaemon_start() returned 0. */
+        /* Each device's kernel, by kind (the first device of a kind: the
+         * per-source devices are TRNGs too, fakedaemon_kernel() finds them
+         * by name), once the daemon opened it; and its answer to CUSE_INIT
+         * once fakedaemon_start() returned 0. */
         FakeKernel *fk[_CUSEDEV_KIND_MAX];
         FkInit init[_CUSEDEV_KIND_MAX];
         pthread_t thread;                    /* daemon_new(), daemon_run(), daemon_free() */
@@ -51,7 +55,13 @@ typedef struct FakeDaemon {
         DaemonHooks hooks;                   /* the caller's */
         Config *config;
         const char *config_path;
-        int64_t init_unique[_CUSEDEV_KIND_MAX];
+        struct {
+                char name[CONFIG_DEVICE_NAME_MAX + 1];
+                FakeKernel *fk;                  /* owned; fk[kind] is one of these */
+                int64_t init_unique;
+                FkInit init;
+        } devices[CUSE_MAX_DEVICES];
+        size_t n_devices;
         pthread_mutex_t lock;
         pthread_cond_t cond;
         bool started;
@@ -83,6 +93,19 @@ int fakedaemon_config(const FakeDaemon *fd, Config *ret);
  * 0 once every device answered its CUSE_INIT (fd->init), daemon_new()'s
  * -errno (the thread then ended), or a fake kernel's -errno. */
 int fakedaemon_start(FakeDaemon *fd, Config *config, const char *config_path, const DaemonHooks *hooks);
+
+/* The kernel of the device the daemon opened as name; NULL: none. */
+FakeKernel *fakedaemon_kernel(const FakeDaemon *fd, const char *name);
+
+/* One request packet (n bytes of msg, as written) on the control socket
+ * in DIR, its reply read into buf (CTL_REPLY_MAX bytes) and parsed into
+ * *ret (its payload inside buf). 0 or -errno. */
+int fakedaemon_ask(const FakeDaemon *fd, const char *msg, size_t n, char *buf, CtlReply *ret);
+
+/* `truerandomctl status --json`, asked on the control socket in DIR: the
+ * daemon's own account, into *ret (ctl_status_free() it). 0 or -errno
+ * (-EBADMSG: not an "ok" reply with a status). */
+int fakedaemon_status(const FakeDaemon *fd, CtlStatus **ret);
 
 /* SIGTERM, as systemd stops the daemon, and the thread joined: what
  * daemon_run() returned, 0 when it was not running. */

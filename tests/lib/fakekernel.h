@@ -45,7 +45,7 @@ typedef struct FakeKernel FakeKernel;
 
 /* How long helpers wait for one reply unless fk_set_timeout() says otherwise.
  * A backstop against a hung test, not a figure anything is measured against. */
-#define FK_TIMEOUT_DEFAULT_MS 10000
+#define FK_TIMEOUT_DEFAULT_MS 600000
 
 /* The kernel's O_LARGEFILE, which open(2) adds to f_flags on 64-bit and FUSE
  * forwards (glibc's O_LARGEFILE is 0 there, so it is spelled out). */

@@ -9,7 +9,7 @@
 # --bits 4: a 4-bit capture judged as 4-bit samples, a byte above 15
 # refused as assess --file refuses it; a SOURCE: 16 windows asked of the
 # daemon unless --samples says otherwise; bad --window, --credit, --cap,
-# and captures shorter than one window: exit 2 and the reason.
+# and captures shorter than one window: exit 64 (EX_USAGE) and the reason.
 #   test-assess-gate.py PATH-TO-TRUERANDOMCTL
 import json
 import os
@@ -145,8 +145,8 @@ check(code8 == 0 and len(e8) == 2 and all(a > b + 0.5 for a, b in zip([x["estima
       "--bits reaches the estimators: the same file judged as bytes gets less (%s)" % e8)
 above = capture_file("above.bin", nibbles[:W + 7] + b"\x10" + nibbles[W + 8:])
 code, out, err = assess("--file", above, "--gate", "--window", str(W), "--bits", "4")
-check(code == 2 and "offset %d is 16, more than 4 bits" % (W + 7) in err and out == "",
-      "--bits 4 and a sample of 16: exit 2, the offset said (exit %d, %r)" % (code, err.strip()))
+check(code == 64 and "offset %d is 16, more than 4 bits" % (W + 7) in err and out == "",
+      "--bits 4 and a sample of 16: exit 64, the offset said (exit %d, %r)" % (code, err.strip()))
 
 # A SOURCE: the capture asked of the daemon is 16 windows, or --samples.
 sock = os.path.join(tmp, "control")
@@ -191,7 +191,7 @@ check(code == 0 and requests == ["truerandom-control/1 raw source=jitter samples
       "assess jitter --gate --samples: that many asked, the partial window left out (exit %d, %r)" % (code, err.strip()))
 listener.close()
 
-# (d) the refusals: exit 2 and why.
+# (d) the refusals: exit 64 (EX_USAGE) and why.
 short = capture_file("short.bin", uniform(W - 1, 8))
 for args, words in ((("--window", "100"), "--window must be a number of samples in [4096, 1048576]"),
                     (("--window", "4194305"), "--window must be"),
@@ -206,14 +206,14 @@ for args, words in ((("--window", "100"), "--window must be a number of samples 
                     (("--file", short), "fewer than one window of 65536")):
     full = ("--gate",) + args + (() if "--file" in args else ("--file", good))
     code, out, err = assess(*full)
-    check(code == 2 and words in err and out == "", "assess %s: exit 2, says '%s' (got %d: %r)" %
+    check(code == 64 and words in err and out == "", "assess %s: exit 64, says '%s' (got %d: %r)" %
           (" ".join(os.path.basename(a) for a in full), words, code, err.strip()))
 for args, words in ((("--file", good, "--credit", "1"), "apply to assess --gate only"),
                     (("--file", good, "--window", "4096"), "apply to assess --gate only"),
                     (("jitter", "--gate", "--samples", "4095", "--window", "4096"), "fewer than one window of 4096"),
                     (("jitter", "--gate", "--restart"), "--restart does not apply to assess --gate")):
     code, out, err = assess(*args)
-    check(code == 2 and words in err and out == "", "assess %s: exit 2, says '%s' (got %d: %r)" %
+    check(code == 64 and words in err and out == "", "assess %s: exit 64, says '%s' (got %d: %r)" %
           (" ".join(os.path.basename(a) for a in args), words, code, err.strip()))
 
 shutil.rmtree(tmp)

@@ -119,6 +119,10 @@ with tempfile.TemporaryDirectory() as tmp:
     code, out, err, _ = run(["--check-config", "--config", deep])
     check(code == 1 and "its directory cannot be made" in err and "/no/such/control" in err,
           "--check-config refuses a socket directory it cannot make: %r" % err.strip())
+    deep_egd = conf("deep-egd.conf", "[device]\ngroup = %d\ncuse = no\n[egd]\nsocket = %s/no/such/egd\n" % (gid, tmp))
+    code, out, err, _ = run(["--check-config", "--config", deep_egd])
+    check(code == 1 and "[egd] socket = %s/no/such/egd: its directory cannot be made" % tmp in err,
+          "--check-config refuses an EGD socket directory it cannot make: %r" % err.strip())
     # Fewer credited sources than min_healthy (jitter alone): the start goes
     # on, since a reload may lower it, but says at once that it will not
     # serve (read until that line, then stopped: with CUSE it would run).

@@ -65,7 +65,7 @@ def source(name, state="healthy", credited=True):
 
 
 SERVING = {
-    "version": 4, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
+    "version": 6, "daemon_version": "0.1", "uptime_s": 3725.4, "ready": True, "stopping": False,
     "trng_serving": True, "min_healthy": 1,
     "reload": {"count": 1, "result": "ok", "age_s": 12.5, "error": None},
     "sources": [source("jitter"), source("hwrng"), source("kernel", "mixed", False),
@@ -77,6 +77,13 @@ SERVING = {
                  "waiting_uids": 2, "reads": 100, "bytes_served": 35200, "eagain": 0, "interrupted": 0},
                 {"name": "truerandom-random", "kind": "random", "up": True, "open_files": 1, "waiting": 0,
                  "waiting_uids": 0, "reads": 9, "bytes_served": 3650722202, "eagain": 0, "interrupted": 0}],
+    "egd": {"socket": "/run/truerandomd/egd.sock", "connections": 2, "waiting": 1, "waiting_uids": 1,
+            "accepted": 7, "refused": 1, "dropped": 1, "requests": 515, "bytes_served": 32960, "bytes_written": 4},
+    "kernel_feed": {"feeds": 3, "last_bits": 256, "last_reason": "interval", "last_age_s": 42.5},
+    "hwrng": {"core": True, "error": None, "current": "virtio_rng.0", "quality": 1000, "selected": False,
+              "truncated": False,
+              "devices": [{"name": "tpm-rng-0", "current": False, "tpm": 0},
+                          {"name": "virtio_rng.0", "current": True, "tpm": None}]},
     "crng": {"seeded": True, "generation": 42, "reseeds": 41, "seed_age_s": 12.3, "reseed_pending": False,
              "vm_generation_changes": 1, "vm_blocks_purged": 812, "rekeys": 1,
              "triggers": [{"name": t, "requests": n, "reseeds": k}
@@ -256,13 +263,38 @@ with tempfile.TemporaryDirectory() as tmp:
                 samples = check_metrics(out, status, name)
                 check(samples.get("truerandom_health") == [float(verdict)], name + ": truerandom_health")
                 check(samples.get("truerandom_up") == [1.0], name + ": truerandom_up 1")
+                if status is SERVING:
+                    hw = sorted((s.labels["device"], s.name, s.value) for f in parse_metrics(out, name)
+                                for s in f.samples if s.name.startswith("truerandom_hwrng_device_"))
+                    check(hw == [("tpm-rng-0", "truerandom_hwrng_device_current", 0.0),
+                                 ("tpm-rng-0", "truerandom_hwrng_device_tpm", 0.0),
+                                 ("virtio_rng.0", "truerandom_hwrng_device_current", 1.0)],
+                          "openmetrics: each hwrng by its device label, current and TPM: %r" % hw)
             else:
                 lines = out.splitlines()
-                check(all(len(l) <= 80 for l in lines), name + ": text within 80 columns")
+                # Into a pipe nothing is cut: the refused reload's reason
+                # comes whole, and no line ends in the cut mark.
+                check(not any(l.endswith(">") for l in lines), name + ": into a pipe, no line cut")
                 if status is REFUSED:
                     refused = [l for l in lines if "REFUSED" in l]
-                    check(len(refused) == 1 and refused[0].endswith(">"),
-                          "refused reload shown, its cut line marked: %r" % refused)
+                    check(len(refused) == 1 and refused[0].endswith(status["reload"]["error"]),
+                          "refused reload shown whole into a pipe: %r" % refused)
+                    # On a terminal, 80 columns, the cut marked; --full
+                    # there shows the whole line again.
+                    for extra, cut in (((), True), (("--full",), False)):
+                        p, shown = on_terminal(lambda slave: subprocess.Popen(
+                            [CTL, "--socket", sock, "status", *fmt, *extra], stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=subprocess.DEVNULL))
+                        tty_lines = shown.decode(errors="replace").replace("\r", "").splitlines()
+                        tty_refused = [l for l in tty_lines if "REFUSED" in l]
+                        if cut:
+                            check(all(len(l) <= 80 for l in tty_lines) and len(tty_refused) == 1 and
+                                  tty_refused[0].endswith(">"),
+                                  "on a terminal: within 80 columns, the refused line cut and marked: %r" %
+                                  tty_refused)
+                        else:
+                            check(len(tty_refused) == 1 and tty_refused[0].endswith(status["reload"]["error"]),
+                                  "on a terminal with --full: the refused line whole: %r" % tty_refused)
                 if status is ESTIMATE:
                     check(any(l == "        gate: last REFUSED at 0.412 bits, credit 0.000; 153 credited, 5 refused"
                               for l in lines), "text shows the gate's refusal")
@@ -271,6 +303,16 @@ with tempfile.TemporaryDirectory() as tmp:
                 if status is CLOSED:
                     check(any(l.startswith("/dev/truerandom: not serving") for l in lines),
                           "text says /dev/truerandom is not serving")
+                if status is SERVING:
+                    feed = [l for l in lines if l.startswith("Kernel pool:")]
+                    check(feed == ["Kernel pool: fed 3 times, last 256 bits (interval) 42.5 s ago"],
+                          "text shows the kernel seeder's last feed: %r" % feed)
+                    hw = [l for l in lines if l.startswith("Hardware RNGs:")]
+                    check(hw == ["Hardware RNGs: tpm-rng-0 (TPM 0), virtio_rng.0 (current, quality 1000)"],
+                          "text lists every hwrng, the current one with its quality, the TPM's: %r" % hw)
+                    egd = [l.split() for l in lines if l.startswith("/run/truerandomd/egd.")]
+                    check(egd == [["/run/truerandomd/egd.sock", "egd", "1", "1", "2", "32.2", "KiB"]],
+                          "text shows the EGD socket as a device row: %r" % egd)
         d.close()
         os.unlink(sock)
 
@@ -318,7 +360,11 @@ with tempfile.TemporaryDirectory() as tmp:
     os.unlink(sock)
 
     code, out, err = run(sock, "--format=yaml")
-    check(code == 2 and "--format" in err, "--format=yaml is a usage error")
+    check(code == 64 and "--format" in err, "--format=yaml is a usage error: exit 64, apart from status's 2")
+    p = subprocess.run([CTL, "--socket", sock, "statsu"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    check(p.returncode == 64 and "unknown command" in p.stderr,
+          "a typo of a command exits 64 (EX_USAGE), not 2 (not serving): %d %r" % (p.returncode, p.stderr))
 
     # ---- raw -o FILE ---------------------------------------------------
     N = 200000
@@ -560,14 +606,14 @@ with tempfile.TemporaryDirectory() as tmp:
                               (("--config", conf, "kernel", "--direct"), 4, "no raw samples"),
                               (("--config", conf, "nosuch", "--direct"), 4, "unknown source"),
                               (("--config", os.path.join(tmp, "absent.conf"), "file", "--direct"), 6, "not found"),
-                              ((), 2, "a SOURCE or --file"),
-                              (("jitter", "--file", capture), 2, "a SOURCE or --file"),
-                              (("jitter", "--bits", "4"), 2, "--bits applies to assess --file only"),
-                              (("--file", capture, "--bits", "9"), 2, "--bits must be"),
-                              (("--file", capture, "--bits", "4"), 2, "more than 4 bits"),
-                              (("--file", capture, "--restart"), 2, "apply to raw and to assess SOURCE only"),
-                              (("--file", os.path.join(tmp, "absent.bin")), 2, "No such file"),
-                              (("jitter", "--samples", "10"), 2, "assess --samples must be in")):
+                              ((), 64, "a SOURCE or --file"),
+                              (("jitter", "--file", capture), 64, "a SOURCE or --file"),
+                              (("jitter", "--bits", "4"), 64, "--bits applies to assess --file only"),
+                              (("--file", capture, "--bits", "9"), 64, "--bits must be"),
+                              (("--file", capture, "--bits", "4"), 64, "more than 4 bits"),
+                              (("--file", capture, "--restart"), 64, "apply to raw and to assess SOURCE only"),
+                              (("--file", os.path.join(tmp, "absent.bin")), 64, "No such file"),
+                              (("jitter", "--samples", "10"), 64, "assess --samples must be in")):
         code, out, err = assess(*args)
         check(code == want and words in err, "assess %s: exit %d, says '%s' (got %d: %r)" %
               (" ".join(os.path.basename(a) for a in args), want, words, code, err.strip()))

@@ -19,6 +19,9 @@
 # - check 8: an added file source replaying one byte, which the running
 #   gate refuses at once.
 # - check 12: the man page's example of a group of its own.
+# - check 14: the package's file, then min_healthy = 2 with jitter alone
+#   (the kernel seeder refuses).
+# - check 16: the package's file and [device] per_source_devices = yes.
 # - check 13 (after the purge): the previous release's package with a
 #   local setting, then this one over it.
 set -u
@@ -666,6 +669,182 @@ systemctl restart $UNIT || problem "the package's configuration did not start ag
 udevadm settle
 mode_is $TRNG "440 root:truerandom" || problem "after the example $TRNG is $(mode_of $TRNG)"
 end 12-example
+
+# ------------------------------------------------------------------
+# 14. the kernel seeder, enabled and started by the package: its first
+# feed ("boot") once the daemon serves, then one per interval (5 s through
+# a runtime drop-in here; 600 s by default), each shown in the daemon's
+# status; the kernel's device reached beneath dev-random.mount (the
+# drop-in bind-mounted over /dev/random); its unit's exposure; and with
+# /dev/truerandom not serving
+# (min_healthy = 2, jitter alone) it refuses, says why, and feeds nothing.
+# The waits are hang bounds; the refusal's "nothing fed" is an absence.
+
+SEED=truerandom-seed-kernel.service
+seed_journal() {
+        journalctl -b -u $SEED -o cat --no-pager --since "@$1"
+}
+seed_lines() {
+        seed_journal "$1" | grep -cF -- "$2"
+}
+seed_at_least() {
+        [ "$(seed_lines "$1" "$2")" -ge "$3" ]
+}
+# Feeds the daemon's status shows (0 before the first).
+status_feeds() {
+        local n
+        n=$(truerandomctl status 2>/dev/null | sed -n 's/^Kernel pool: fed \([0-9]*\) times.*/\1/p')
+        echo "${n:-0}"
+}
+feeds_at_least() {
+        [ "$(status_feeds)" -ge "$1" ]
+}
+
+begin
+cp $ORIG $CONF
+systemctl restart $UNIT
+[ "$(systemctl is-enabled $SEED 2>&1)" = enabled ] || problem "$SEED is $(systemctl is-enabled $SEED 2>&1), not enabled"
+t0=$(date +%s)
+t0_ms=$(now_ms)
+systemctl restart $SEED || problem "systemctl restart $SEED failed"
+if wait_until 180000 seed_at_least "$t0" "reseeded its CRNG (boot)" 1; then
+        note "boot feed $(secs $(($(now_ms) - t0_ms))) after the start: $(seed_journal "$t0" | grep -F '(boot)' | head -n 1)"
+else
+        problem "no boot feed within 180 s: $(seed_journal "$t0" | tail -n 3 | paste -sd'|' -)"
+fi
+wait_until 30000 feeds_at_least 1 || problem "the daemon's status shows no feed: $(truerandomctl status 2>&1 | grep -i kernel)"
+
+mkdir -p /run/systemd/system/$SEED.d
+printf '[Service]\nEnvironment=TRUERANDOM_SEED_INTERVAL=5\n' > /run/systemd/system/$SEED.d/interval.conf
+systemctl daemon-reload
+before=$(status_feeds)
+t1=$(date +%s)
+systemctl restart $SEED
+if wait_until 120000 seed_at_least "$t1" "reseeded its CRNG (interval)" 2; then
+        note "two interval feeds at 5 s; status: $(truerandomctl status | grep '^Kernel pool')"
+else
+        problem "fewer than two interval feeds at 5 s within 120 s: $(seed_journal "$t1" | tail -n 3 | paste -sd'|' -)"
+fi
+wait_until 30000 feeds_at_least $((before + 3)) || problem "status shows $(status_feeds) feeds, want $((before + 3))"
+
+# The drop-in bind-mounted over /dev/random: the kernel's 1:8 beneath.
+systemctl start dev-random.mount || problem "dev-random.mount did not start"
+t3=$(date +%s)
+systemctl restart $SEED
+if wait_until 60000 seed_at_least "$t3" "reseeded its CRNG (boot)" 1 &&
+        seed_at_least "$t3" "is covered by 1 mount" 1; then
+        note "under dev-random.mount: $(seed_journal "$t3" | grep -F 'covered' | head -n 1 | cut -c1-120)"
+else
+        problem "no feed beneath dev-random.mount: $(seed_journal "$t3" | tail -n 3 | paste -sd'|' -)"
+fi
+systemctl stop dev-random.mount
+
+sec=$(LC_ALL=C.UTF-8 systemd-analyze security --no-pager $SEED 2>&1)
+level=$(echo "$sec" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) \([A-Z]*\).*/\1 \2/p')
+echo "INFO seeder exposure $level"
+if [ -z "$level" ]; then
+        problem "no exposure level for $SEED"
+elif ! awk -v l="${level% *}" 'BEGIN { exit !(l <= 2.0) }'; then
+        problem "seeder exposure $level above 2.0"
+fi
+note "exposure $level"
+
+config '[pool]\nmin_healthy = 2\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n'
+systemctl restart $UNIT
+t2=$(date +%s)
+systemctl restart $SEED
+if wait_until 60000 seed_at_least "$t2" "refusing to feed the kernel" 1; then
+        # Longer than two intervals: still nothing fed.
+        sleep 12
+        fed=$(seed_lines "$t2" "fed the kernel")
+        [ "$fed" = 0 ] || problem "$fed feeds while /dev/truerandom did not serve"
+        note "not serving: $(seed_journal "$t2" | grep -F 'refusing' | head -n 1 | cut -c1-160); fed $fed"
+else
+        problem "no refusal within 60 s: $(seed_journal "$t2" | tail -n 3 | paste -sd'|' -)"
+fi
+rm -r /run/systemd/system/$SEED.d
+systemctl daemon-reload
+cp $ORIG $CONF
+systemctl restart $UNIT
+systemctl restart $SEED
+end 14-seeder
+
+# ------------------------------------------------------------------
+# 15. the reading examples the package ships, as a member of the group
+# runs them against the real /dev/truerandom: Python (unbuffered os.read)
+# and shell (dd iflag=fullblock) each print exactly the bytes asked, and
+# the daemon served no more than the blocks they took. (The C example,
+# through libtruerandom, runs in the vm suite's check 24; Go is a
+# documented snippet.)
+
+ex_served() {
+        truerandomctl status --json | sed -n 's/.*"store":{[^}]*"bytes_served":\([0-9]*\).*/\1/p'
+}
+
+begin
+EX=/usr/share/doc/truerandom/examples
+s0=$(ex_served)
+for ex in "python3 $EX/read-truerandom.py" "sh $EX/read-truerandom.sh"; do
+        # shellcheck disable=SC2086 # the interpreter and the script, two words
+        out=$(timeout 60 setpriv --reuid="$(id -u tester)" --regid="$(id -g tester)" --init-groups $ex 100 2>&1)
+        case "$out" in *[!0-9a-f]*) problem "$ex: $out" ;; esac
+        [ ${#out} -eq 200 ] || problem "$ex 100: ${#out} hex digits"
+        note "$ex 100: ${#out} hex digits"
+done
+s1=$(ex_served)
+note "served $s0 -> $s1"
+[ -n "$s0" ] && [ -n "$s1" ] && [ $((s1 - s0)) -ge 200 ] && [ $((s1 - s0)) -le 300 ] ||
+        problem "the daemon served $s0 -> $s1 for 2 x 100 bytes (at most 4 blocks each, and a seeder feed)"
+end 15-examples
+
+# ------------------------------------------------------------------
+# 16. a device per source: [device] per_source_devices = yes over the
+# package's file (jitter, rdseed and hwrng credited; jitter the one that
+# runs here): after a restart /dev/truerandom-jitter is there, 0440
+# root:truerandom by the package's udev rule (the daemon, not root, cannot
+# set it; spoilt and re-triggered to be sure it is the rule), with its
+# .device unit; a member reads it, nobody is refused; the devices of the
+# sources that cannot run here stall; the drop-ins, which the rule's
+# pattern matches too, keep 0666 from their own later line. Then the
+# package's file again.
+
+begin
+{ cat $ORIG; printf '[device]\nper_source_devices = yes\n'; } >$CONF
+systemctl restart $UNIT || problem "restart with per_source_devices = yes failed"
+jdev='dev-truerandom\x2djitter.device'
+wait_until 20000 unit_is "$jdev" active || problem "$jdev is $(systemctl is-active "$jdev")"
+udevadm settle
+chmod 600 $TRNG-jitter
+chgrp root $TRNG-jitter
+udevadm trigger --settle --action=change $TRNG-jitter
+mode_is $TRNG-jitter "440 root:truerandom" || problem "$TRNG-jitter is $(mode_of $TRNG-jitter) after udev"
+mode_is $RND "666 root:root" || problem "$RND is $(mode_of $RND)"
+note "$TRNG-jitter $(mode_of $TRNG-jitter) via udev, $RND $(mode_of $RND)"
+# rdseed and hwrng are credited by the package's file but unavailable in
+# this guest (no RDSEED under TCG, a virtio-rng credited 0): their devices
+# are there and stall; tpm (credit 0) and kernel (never credited) have none.
+for s in rdseed hwrng; do
+        mode_is $TRNG-$s "440 root:truerandom" || problem "$TRNG-$s is $(mode_of $TRNG-$s)"
+done
+out=$(timeout 20 dd if=$TRNG-rdseed of=/dev/null bs=32 count=1 iflag=nonblock 2>&1)
+case "$out" in
+*"Resource temporarily unavailable"*) note "$TRNG-rdseed (no RDSEED here): EAGAIN" ;;
+*) problem "$TRNG-rdseed, its source unavailable, gave '$out' instead of EAGAIN" ;;
+esac
+for s in tpm kernel; do
+        [ ! -e $TRNG-$s ] || problem "$TRNG-$s exists: its source is not credited"
+done
+n=$(read_count tester $TRNG-jitter 32)
+[ "$n" = 32 ] || problem "member tester read $n of 32 bytes of $TRNG-jitter"
+out=$(timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups head -c 1 $TRNG-jitter 2>&1 >/dev/null)
+case "$out" in
+*"Permission denied"*) note "nobody: EACCES" ;;
+*) problem "nobody got '$out' instead of EACCES on $TRNG-jitter" ;;
+esac
+cp $ORIG $CONF
+systemctl restart $UNIT
+[ ! -e $TRNG-jitter ] || wait_until 10000 test ! -e $TRNG-jitter || problem "$TRNG-jitter outlived the setting"
+end 16-per-source
 
 # ------------------------------------------------------------------
 # 9. purge: what the package added is gone (the group too: the package

@@ -28,8 +28,8 @@ build=$(cd "$2" && pwd)
 start=${EPOCHREALTIME//[.,]/}
 work=$build/systemd-suite
 log=$work/console.log
-checks="0-gate 1-start 2-reload 3-stop 4-restart 5-watchdog 6-dropin 7-analyze 8-journal 10-nosource 11-nonroot 12-example
-        9-purge 13-upgrade"
+checks="0-gate 1-start 2-reload 3-stop 4-restart 5-watchdog 6-dropin 7-analyze 8-journal 10-nosource 11-nonroot 12-example 14-seeder
+        15-examples 9-purge 13-upgrade"
 # Bump when the recipe below changes what a cached root file system holds.
 recipe=1
 
@@ -144,7 +144,8 @@ mirror=$(vm_debian_mirror)
 # The first alternative of each dependency, without versions.
 deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/ //g' -e 's/:.*//' | grep -v '^$')
 # shellcheck disable=SC2086 # one package per word
-include=$(printf '%s\n' systemd systemd-sysv udev kmod $deps | sort -u | paste -sd, -)
+# python3-minimal: the Python reading example runs in the guest (check 15).
+include=$(printf '%s\n' systemd systemd-sysv udev kmod python3-minimal $deps | sort -u | paste -sd, -)
 key=$(printf '%s\n' "$recipe" "$release" "$mirror" "$include" | sha256sum | cut -c1-16)
 
 if [ -n "${TRUERANDOM_SYSTEMD_CACHE:-}" ]; then

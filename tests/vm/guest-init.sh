@@ -73,16 +73,7 @@
 # - "alice" (check 23): the defaults with the control socket in /tmp, for a
 #   start by hand as a user who may not open /dev/cuse.
 
-/bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mount -t tmpfs run /run
-for ko in $(cat /etc/modules.order); do
-        insmod "$ko" || echo "INFO insmod $ko failed"
-done
+. /lib/guest-prelude.sh
 
 ALICE=1000:1000:990
 NOBODY=65534:65534:65534
@@ -141,6 +132,25 @@ rate = 1000
 loop = yes
 EOF
 head -c 65536 /dev/urandom > $CONF/urandom.bin
+cat > $CONF/persource.conf <<'EOF'
+[pool]
+gate_window = 4096
+store_blocks = 64
+low_water = 16
+[device]
+per_source_devices = yes
+[source.jitter]
+credit = auto
+[source.rdseed]
+enable = no
+[source.hwrng]
+enable = no
+[source.file]
+enable = yes
+path = /etc/truerandomd/urandom.bin
+credit = 1
+loop = yes
+EOF
 cat > $CONF/dropin.conf <<'EOF'
 [pool]
 start_delay_ms = 6000
@@ -190,6 +200,9 @@ enable = yes
 enable = yes
 [source.hwrng]
 enable = yes
+[source.tpm]
+enable = yes
+credit = 1
 [source.kernel]
 enable = yes
 [source.file]
@@ -301,10 +314,6 @@ for w in $(cat /proc/cmdline); do
         case "$w" in trcheck=*) ONLY=",${w#trcheck=}," ;; esac
 done
 
-up() {
-        cut -d' ' -f1 /proc/uptime
-}
-
 # secs START: seconds elapsed since uptime START
 secs() {
         awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.2f", b - a }'
@@ -411,8 +420,6 @@ oneline() {
         awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$1"
 }
 
-PASSED=0
-FAILED=0
 NOTE=
 
 # note TEXT: adds TEXT to the current check's detail line

@@ -10,7 +10,9 @@
 #                                     SUITE: e.g. bookworm-backports's kernel);
 #                                     call as kroot=$(vm_kernel DIR) || exit $?
 #   vm_initramfs_new ROOT KROOT MOD...  busybox tree + modules (in load order,
-#                                     listed in ROOT/etc/modules.order)
+#                                     listed in ROOT/etc/modules.order) +
+#                                     /lib/guest-prelude.sh, which every
+#                                     /init sources first
 #   vm_initramfs_add ROOT SRC DEST    a binary, plus the shared libraries it needs
 #   vm_initramfs_pack ROOT OUT        newc cpio
 #   vm_boot KERNEL INITRD LOG TIMEOUT APPEND [QEMU ARG...]
@@ -131,6 +133,8 @@ vm_initramfs_new() {
         chmod 1777 "$root/tmp"
         vm_initramfs_add "$root" "$(command -v busybox)" /bin/busybox
         ln -sf busybox "$root/bin/sh"
+        # What every /init sources first (mounts, modules, shared helpers).
+        install -D -m 644 "$(dirname "${BASH_SOURCE[0]}")/guest-prelude.sh" "$root/lib/guest-prelude.sh"
 
         : > "$root/etc/modules.order"
         for m in "$@"; do

@@ -20,16 +20,8 @@
 # fresh block takes seconds: a drop-in read right after the change then shows
 # whether the CRNG changed at once, not whether a block happened to arrive.
 
-/bin/busybox --install -s /bin
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mount -t tmpfs run /run
-for ko in $(cat /etc/modules.order); do
-        insmod "$ko" || echo "RESTORE INFO insmod $ko failed"
-done
+INSMOD_TAG="RESTORE INFO"
+. /lib/guest-prelude.sh
 # The daemon gives up root for its own user once it is set up.
 printf 'root:x:0:\ntruerandom:x:990:\ntruerandomd:x:989:\n' > /etc/group
 printf 'root:x:0:0:root:/root:/bin/sh\ntruerandomd:x:989:989::/nonexistent:/bin/false\n' > /etc/passwd

@@ -1,11 +1,10 @@
 #!/bin/bash
 # run-tpm-vm.sh - the tpm source and the hwrng listing in a QEMU guest on
 # Debian's stock kernel, with a software TPM 2.0 (swtpm on the host) as the
-# guest's TPM and a virtio-rng beside it; tpm-init.sh runs the checks
-# (tpm-device, hwrng-list, tpm-source, tpm-no-double-credit, tpm-gone) and
-# reports over the serial console. A prototype for the vm suite, apart from
-# it: the suite can take vm_swtpm_start / vm_tpm_qemu_args (lib.sh) and
-# these checks once the daemon runs the tpm source.
+# guest's TPM and a virtio-rng beside it, and the built truerandomd serving
+# from the TPM; tpm-init.sh runs the checks (tpm-device, hwrng-list,
+# tpm-source, tpm-no-double-credit, tpm-serves, tpm-gone, tpm-daemon-gone)
+# and reports over the serial console. The vm suite's test vm-tpm.
 #
 # Usage: run-tpm-vm.sh BUILDDIR
 # Exit: 0 when every check passed; 1 when one failed, is missing, or the
@@ -23,11 +22,16 @@ vm_report_setup_failure vm-tpm
 build=$(cd "$1" && pwd)
 start=${EPOCHREALTIME//[.,]/}
 tpmcheck=$build/tests/vm/tpmcheck
+daemon=$build/daemon/truerandomd
+ctl=$build/ctl/truerandomctl
+client=$build/tests/vm/trclient
 work=$build/vm-tpm
 log=$work/console.log
-checks="tpm-device hwrng-list tpm-source tpm-no-double-credit tpm-gone"
+checks="tpm-device hwrng-list tpm-source tpm-no-double-credit tpm-serves tpm-gone tpm-daemon-gone"
 
-[ -x "$tpmcheck" ] || { echo "vm-tpm: $tpmcheck is not built (meson compile -C $build)" >&2; exit 1; }
+for b in "$tpmcheck" "$daemon" "$ctl" "$client"; do
+        [ -x "$b" ] || { echo "vm-tpm: $b is not built (meson compile -C $build)" >&2; exit 1; }
+done
 vm_require qemu-system-x86_64:qemu-system-x86 busybox:busybox-static modprobe:kmod depmod:kmod \
         cpio:cpio dpkg-deb:dpkg apt-get:apt swtpm:swtpm
 kroot=$(vm_kernel "${TRUERANDOM_VM_CACHE:-$build/vm-cache}") || exit $?
@@ -41,8 +45,13 @@ trap 'vm_swtpm_stop "$work/swtpm"; vm_say_setup_failure $?' EXIT
 # virtio-rng is a module. The TCTI library is opened by name at run time
 # (dlopen), so ldd does not name it: it goes in by hand.
 root=$work/initramfs
-vm_initramfs_new "$root" "$kroot" virtio_pci virtio_rng
+vm_initramfs_new "$root" "$kroot" cuse virtio_pci virtio_rng
 vm_initramfs_add "$root" "$tpmcheck" /usr/bin/tpmcheck
+# hwrng-list: the daemon's status as truerandomctl shows it, read with
+# trclient's jq.
+vm_initramfs_add "$root" "$daemon" /usr/sbin/truerandomd
+vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
+vm_initramfs_add "$root" "$client" /usr/bin/trclient
 tcti=$(ldconfig -p | awk '$1 == "libtss2-tcti-device.so.0" { print $NF; exit }')
 [ -n "$tcti" ] || { echo "vm-tpm: libtss2-tcti-device.so.0 not found (scripts/deps.sh)" >&2; exit 1; }
 vm_initramfs_add "$root" "$tcti" "$tcti"

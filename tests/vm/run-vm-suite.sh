@@ -54,6 +54,22 @@ vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
 vm_initramfs_add "$root" "$client" /usr/bin/trclient
 vm_initramfs_add "$root" "$(command -v rngtest)" /usr/bin/rngtest
 vm_initramfs_add "$root" "$here/undropped-threads" /usr/bin/undropped-threads
+# Check 24: the reading examples, and openssl with the provider as the
+# package installs it (the module named in full in the example's file).
+src=$(cd "$here/../.." && pwd)
+[ -x "$build/docs/read-truerandom" ] && vm_initramfs_add "$root" "$build/docs/read-truerandom" /usr/bin/read-truerandom
+# The build tree's RUNPATH does not hold in the guest: libtruerandom where
+# the package puts it.
+install -D -m 755 "$(readlink -f "$build/libtruerandom/libtruerandom.so.0")" \
+        "$root/usr/lib/x86_64-linux-gnu/libtruerandom.so.0"
+install -D -m 755 "$src/docs/examples/read-truerandom.sh" "$root/usr/share/truerandom/read-truerandom.sh"
+if [ -f "$build/ossl/truerandom.so" ] && command -v openssl >/dev/null; then
+        vm_initramfs_add "$root" "$(command -v openssl)" /usr/bin/openssl
+        vm_initramfs_add "$root" "$build/tests/vm/randbytes" /usr/bin/randbytes
+        vm_initramfs_add "$root" "$build/ossl/truerandom.so" /usr/lib/ossl-modules/truerandom.so
+        sed 's|^# module = .*|module = /usr/lib/ossl-modules/truerandom.so|' \
+                "$src/docs/examples/openssl-truerandom.cnf" > "$root/etc/openssl-truerandom.cnf"
+fi
 install -m 755 "$here/guest-init.sh" "$root/init"
 mkdir -p "$root/checks"
 install -m 644 "$here"/checks/*.sh "$root/checks/"
@@ -69,9 +85,12 @@ echo "vm: kernel $kver, $(vm_accel), initramfs $(du -h "$work/initramfs.cpio" | 
 
 # One vCPU: with two, the guest marks its TSC unstable and falls back to
 # hpet, which makes clock reads (and so the jitter source) 20x slower.
+# A vmgenid device (the kernel's driver is built in), as a VM that can be
+# cloned has: every check runs with the daemon reading the kernel log for
+# VM forks, and check 25 floods that log.
 rc=0
 VM_SMP=1 VM_ECHO='^(CHECK |SUMMARY|INFO )' vm_boot "$kroot/boot/vmlinuz-$kver" "$work/initramfs.cpio" "$log" \
-        "${TRUERANDOM_VM_TIMEOUT:-600}" "$append" -device virtio-rng-pci || rc=$?
+        "${TRUERANDOM_VM_TIMEOUT:-600}" "$append" -device virtio-rng-pci -device vmgenid || rc=$?
 
 failed=0
 [ $rc = 0 ] || { echo "vm: QEMU exit status $rc$([ $rc = 124 ] && echo ' (timeout)')"; failed=1; }

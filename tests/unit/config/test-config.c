@@ -48,6 +48,8 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->reseed_interval_usec, b->reseed_interval_usec);
         assert_int_equal(a->min_reseed_interval_usec, b->min_reseed_interval_usec);
         assert_string_equal(a->socket_path, b->socket_path);
+        assert_int_equal(a->cuse, b->cuse);
+        assert_true(streq_null(a->egd_socket_path, b->egd_socket_path));
         assert_int_equal(a->assess_samples, b->assess_samples);
         assert_string_equal(a->state_directory, b->state_directory);
         assert_string_equal(a->user, b->user);
@@ -95,6 +97,9 @@ static void test_defaults(void **state) {
         assert_true(c.device[CONFIG_DEVICE_RANDOM].enable && c.device[CONFIG_DEVICE_URANDOM].enable);
         assert_true(config_device_served(&c.device[CONFIG_DEVICE_TRNG]));
         assert_false(config_device_served(&c.device[CONFIG_DEVICE_NULL]));
+        /* CUSE devices, no EGD socket. */
+        assert_true(c.cuse);
+        assert_null(c.egd_socket_path);
         assert_int_equal(c.max_parked, 16384);
         /* Unset: max_parked / 9, so that 8 uids at quota and root fit. */
         assert_int_equal(c.max_parked_per_uid, 0);
@@ -225,7 +230,11 @@ static const char full[] =
         "credit_cap = 7.9999\n"
         "path = /var/lib/raw.bin\n"
         "loop = true\n"
-        "rate = 1000000000\n";
+        "rate = 1000000000\n"
+        "[egd]\n"
+        "socket = /run/x/egd\n"
+        "[device]\n"
+        "cuse = no\n";
 
 static void test_full_file_overrides_everything(void **state) {
         Config c;
@@ -282,6 +291,8 @@ static void test_full_file_overrides_everything(void **state) {
         assert_string_equal(c.source[CONFIG_SOURCE_FILE].params.path, "/var/lib/raw.bin");
         assert_true(c.source[CONFIG_SOURCE_FILE].params.loop);
         assert_int_equal(c.source[CONFIG_SOURCE_FILE].params.rate, 1000000000);
+        assert_string_equal(c.egd_socket_path, "/run/x/egd");
+        assert_false(c.cuse);
         config_done(&c);
 }
 
@@ -352,7 +363,7 @@ static const BadCase bad_cases[] = {
         { "[pool]\nlow_water = 100\n# shrink\nstore_blocks = 50\n", 4, "low_water must be < store_blocks" },
         { "[pool]\nstore_blocks = 200\n", 2, "low_water must be < store_blocks" },
         { "[pool]\nstore_blocks = 0\n", 2, "store_blocks must be a decimal integer in [1, 1048576]" },
-        { "[pool]\nmin_healthy = 0\n", 2, "min_healthy must be a decimal integer in [1, 4]" },
+        { "[pool]\nmin_healthy = 0\n", 2, "min_healthy must be a decimal integer in [1, 5]" },
         { "[device]\nmax_parked = 1000001\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         { "[device]\nmax_parked = 99999999999999999999999\n", 2,
           "max_parked must be a decimal integer in [9, 1000000]" },
@@ -409,6 +420,21 @@ static const BadCase bad_cases[] = {
           "source.file is enabled but its credit is 0" },
         { "[source.file]\npath = /tmp/raw\nenable = yes\ncredit = auto\ncredit = 0\n", 5,
           "duplicate key 'credit' in [source.file]" },
+        /* A daemon must serve something; two servers, two sockets. */
+        { "[device]\ncuse = no\n", 2, "[device] cuse = no and no [egd] socket: nothing would be served" },
+        { "[egd]\nsocket = none\n[device]\ncuse = no\n", 4,
+          "[device] cuse = no and no [egd] socket: nothing would be served" },
+        { "[egd]\nsocket = /run/truerandomd/control\n", 2, "[egd] socket must differ from [control] socket" },
+        /* A device per credited source (jitter, by default): its name is
+         * TRNG_NAME-SOURCE, which must fit and be no other device's. */
+        { "[device]\nper_source_devices = yes\nrandom_name = truerandom-jitter\n", 3,
+          "random_name = truerandom-jitter is the name of source jitter's own device (per_source_devices)" },
+        { "[device]\ntrng_name = t1234567890123456789012345678901234567890123456789012345678\n"
+          "per_source_devices = yes\n", 3,
+          "trng_name is too long for per_source_devices: "
+          "t1234567890123456789012345678901234567890123456789012345678-jitter exceeds 64 characters" },
+        { "[device]\nper_source_devices = maybe\n", 2, "per_source_devices must be yes or no" },
+        { "[egd]\nsocket = egd.sock\n", 2, "socket must be an absolute path of at most 107 bytes, or none" },
         /* The first mistake is the one reported. */
         { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
         /* Counting lines through comments, blank lines and indentation. */
@@ -559,6 +585,23 @@ static void test_credit_is_rounded_down(void **state) {
         }
 }
 
+/* per_source_devices: off by default; on, each credited source's device
+ * is named after trng_name; a source never credited (kernel) has none. */
+static void test_per_source_devices(void **state) {
+        char *error = NULL, name[CONFIG_DEVICE_NAME_MAX + 1];
+        Config c;
+
+        assert_int_equal(config_init_defaults(&c), 0);
+        assert_false(c.per_source_devices);
+        config_done(&c);
+        write_conf("[device]\ntrng_name = trng\nper_source_devices = yes\n");
+        assert_int_equal(config_load(conf, false, &c, &error), 0);
+        assert_true(c.per_source_devices);
+        assert_int_equal(config_source_device_name(&c, CONFIG_SOURCE_TPM, name), 0);
+        assert_string_equal(name, "trng-tpm");
+        config_done(&c);
+}
+
 /* Devices that share a mode key share its default; every key is one
  * device's name or some devices' mode. */
 static void test_device_rows(void **state) {
@@ -661,6 +704,7 @@ int main(void) {
                 cmocka_unit_test(test_credit_is_rounded_down),
                 cmocka_unit_test(test_bad_reload_keeps_previous),
                 cmocka_unit_test(test_device_rows),
+                cmocka_unit_test(test_per_source_devices),
                 cmocka_unit_test(test_source_keys_from_rows),
         };
 

@@ -1,6 +1,8 @@
 /* test-seeder.c - the seeding policy against a real Store and Crng: the
  * first seed, each trigger, requests joining a pending one, the rate limit,
- * and what a VM generation change does to the store and the keystream.
+ * what a VM generation change does to the store and the keystream, and
+ * lost kernel log records: rekeyed each time, purged at most once per
+ * SEEDER_LOST_PURGE_USEC, however many (issue 23).
  *
  * The clock is the test's (SeederParams.now_usec). getrandom() is wrapped
  * (-Wl,--wrap=getrandom): calls are counted, and a test can make it fail or
@@ -129,7 +131,7 @@ static void test_first_seed(void **state) {
         assert_true(seeder_wants_block(f.seeder));
         /* Nothing to reseed yet: the first seed comes anyway. */
         for (SeedTrigger t = 0; t < _SEED_TRIGGER_MAX; t++)
-                if (t != SEED_TRIGGER_VM_GENERATION)
+                if (t != SEED_TRIGGER_VM_GENERATION && t != SEED_TRIGGER_LOST_RECORDS)
                         assert_int_equal(seeder_trigger(f.seeder, t), -ENODATA);
         assert_int_equal(seeder_trigger(f.seeder, _SEED_TRIGGER_MAX), -EINVAL);
         assert_int_equal(seeder_pump(f.seeder), SEED_NONE);
@@ -342,6 +344,86 @@ static void test_vm_generation_unseeded(void **state) {
         fixture_done(&f);
 }
 
+/* A user floods the kernel log (issue 23): 1,200 losses, one every 50 ms
+ * for 60 s of the test's clock, a fresh block each second and the pump
+ * after every loss as the daemon runs it. Every loss rekeys; the store is
+ * purged at the first loss and then once per SEEDER_LOST_PURGE_USEC, never
+ * closer; between purges the blocks stay for readers and no reseed is
+ * asked for. A loss held by the limit is purged for when the time is up
+ * even with no loss after it, and a VM generation change the kernel
+ * reports purges at once whatever the limit. */
+static void test_lost_records_flood(void **state) {
+        usec_t start, last_purge = 0, due = 0;
+        uint64_t purges = 0;
+        StoreStats ss;
+        SeederStats st;
+        Fixture f;
+
+        fixture_seeded(&f, false, 0);
+        put_blocks(&f, 6);
+        start = now;
+        for (int i = 0; i < 1200; i++) {
+                uint64_t was = stats(&f).vm_generation_changes;
+
+                if (i % 20 == 0)
+                        put_blocks(&f, 1);
+                assert_int_equal(seeder_trigger(f.seeder, SEED_TRIGGER_LOST_RECORDS), 0);
+                (void)seeder_pump(f.seeder);
+                if (stats(&f).vm_generation_changes > was) {
+                        assert_true(purges == 0 || now - last_purge >= SEEDER_LOST_PURGE_USEC);
+                        last_purge = now;
+                        purges++;
+                }
+                now += SEC / 20;
+        }
+        st = stats(&f);
+        /* 0, 10, ... 50 s; the loss at 60 s is the next test's. */
+        assert_int_equal(purges, 6);
+        assert_int_equal(st.vm_generation_changes, 6);
+        assert_int_equal(st.rekeys, 1200);
+        assert_int_equal(st.requests[SEED_TRIGGER_LOST_RECORDS], 1200);
+        /* One block for each purge's reseed (and the first seed's); the
+         * rest stayed for readers. */
+        assert_int_equal(st.reseeds[SEED_TRIGGER_LOST_RECORDS], 6);
+        store_get_stats(f.store, &ss);
+        assert_int_equal(ss.blocks_seeded, 7);
+        assert_accounting(&f);
+
+        /* Held: rekeyed, the blocks kept, no block asked for. */
+        now = last_purge + SEC;
+        put_blocks(&f, 2);
+        assert_int_equal(seeder_trigger(f.seeder, SEED_TRIGGER_LOST_RECORDS), 0);
+        assert_false(seeder_wants_block(f.seeder));
+        assert_int_equal(seeder_pump(f.seeder), SEED_NONE);
+        assert_int_equal(stats(&f).vm_generation_changes, 6);
+        assert_true(store_fill(f.store) >= 2);
+        /* The purge it holds falls due 10 s after the last one. */
+        assert_true(seeder_next_due(f.seeder, &due));
+        assert_int_equal(due, last_purge + SEEDER_LOST_PURGE_USEC);
+        now = due - 1;
+        assert_int_equal(seeder_pump(f.seeder), SEED_NONE);
+        assert_int_equal(stats(&f).vm_generation_changes, 6);
+        now = due;
+        assert_int_equal(seeder_pump(f.seeder), SEED_NONE);  /* purged: no block left */
+        assert_int_equal(stats(&f).vm_generation_changes, 7);
+        assert_int_equal(store_fill(f.store), 0);
+        assert_true(seeder_wants_block(f.seeder));
+        put_blocks(&f, 2);
+        assert_int_equal(seeder_pump(f.seeder), SEED_RESEEDED);
+        assert_false(seeder_next_due(f.seeder, NULL));
+
+        /* The kernel's own report, a second after that purge: at once. */
+        now += SEC;
+        assert_int_equal(seeder_trigger(f.seeder, SEED_TRIGGER_VM_GENERATION), 0);
+        assert_int_equal(store_fill(f.store), 0);
+        st = stats(&f);
+        assert_int_equal(st.vm_generation_changes, 8);
+        assert_int_equal(st.rekeys, 1202);
+        assert_true(now - start < 80 * SEC);
+        assert_accounting(&f);
+        fixture_done(&f);
+}
+
 /* min_interval: block-taking reseeds at most once per interval; requests
  * within it join the pending one, which falls due when the interval ends;
  * meanwhile the blocks stay for readers. A VM generation change is not
@@ -433,6 +515,7 @@ static void test_names_and_arguments(void **state) {
         assert_string_equal(seed_trigger_to_string(SEED_TRIGGER_CONTROL), "control");
         assert_string_equal(seed_trigger_to_string(SEED_TRIGGER_VM_GENERATION), "vm_generation");
         assert_string_equal(seed_trigger_to_string(SEED_TRIGGER_RESUME), "resume");
+        assert_string_equal(seed_trigger_to_string(SEED_TRIGGER_LOST_RECORDS), "lost_records");
         assert_string_equal(seed_trigger_to_string(_SEED_TRIGGER_MAX), "unknown");
         assert_int_equal(store_new(2, 0, &store), 0);
         assert_int_equal(crng_new(initial, CRNG_BUFFER_MIN, &crng), 0);
@@ -463,6 +546,7 @@ int main(void) {
                 cmocka_unit_test(test_resume_once_keeps_store),
                 cmocka_unit_test(test_vm_generation),
                 cmocka_unit_test(test_vm_generation_unseeded),
+                cmocka_unit_test(test_lost_records_flood),
                 cmocka_unit_test(test_rate_limit),
                 cmocka_unit_test(test_kernel_mix),
                 cmocka_unit_test(test_names_and_arguments),

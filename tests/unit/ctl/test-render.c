@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 
 #include "ctl/render.h"
 
-static char *render(const char *json) {
+static char *render_as(const char *json, bool full) {
         CtlStatus *st = NULL;
         char *text = NULL;
         size_t size = 0;
@@ -22,10 +23,14 @@ static char *render(const char *json) {
         if (ctl_status_parse(json, strlen(json), &st) < 0)
                 fail_msg("refused: %s", json);
         assert_non_null(f);
-        assert_int_equal(ctl_render_text(st, f), 0);
+        assert_int_equal(full ? ctl_render_text_full(st, f, true) : ctl_render_text(st, f), 0);
         fclose(f);
         ctl_status_free(st);
         return text;
+}
+
+static char *render(const char *json) {
+        return render_as(json, false);
 }
 
 static void assert_fits(const char *text) {
@@ -166,6 +171,64 @@ static void test_status_vm(void **state) {
         free(text);
 }
 
+/* Every hwrng the kernel lists (schema 6): the current one with its
+ * quality and who chose it, a TPM's with its number, the list wrapped
+ * under its head within 80 columns, a cut list said to be cut. */
+static void test_status_hwrng(void **state) {
+        static const struct {
+                const char *json, *line;
+        } said[] = {
+                { "{\"version\":6,\"hwrng\":{\"core\":false,\"truncated\":false,\"devices\":[]}}",
+                  "\nHardware RNGs: none (no hw_random core in this kernel)\n" },
+                { "{\"version\":6,\"hwrng\":{\"core\":true,\"error\":\"Bad message\",\"devices\":[]}}",
+                  "\nHardware RNGs: unreadable: Bad message\n" },
+                { "{\"version\":6,\"hwrng\":{\"core\":true,\"current\":null,\"devices\":[]}}",
+                  "\nHardware RNGs: none registered\n" },
+        };
+        char json[2048], name[200];
+        char *text = render("{\"version\":6,\"hwrng\":{\"core\":true,\"error\":null,\"current\":\"virtio_rng.0\","
+                            "\"quality\":1024,\"selected\":true,\"truncated\":true,\"devices\":["
+                            "{\"name\":\"virtio_rng.0\",\"current\":true,\"tpm\":null},"
+                            "{\"name\":\"tpm-rng-0\",\"current\":false,\"tpm\":0},"
+                            "{\"name\":\"tpm-rng-1\",\"current\":false,\"tpm\":1},"
+                            "{\"name\":\"intel-rng\",\"current\":false,\"tpm\":null},"
+                            "{\"name\":\"timeriomem_rng\",\"current\":false,\"tpm\":null}]}}");
+
+        assert_fits(text);
+        assert_non_null(strstr(text, "\nHardware RNGs: virtio_rng.0 (current, set by user, quality 1024),\n"
+                                     "               tpm-rng-0 (TPM 0), tpm-rng-1 (TPM 1), intel-rng, timeriomem_rng,\n"
+                                     "               and more\n"));
+        free(text);
+
+        /* Names no kernel writes: cut to their column and marked, control
+         * bytes shown as '?', every line within 80 columns. */
+        memset(name, 'n', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        snprintf(json, sizeof(json),
+                 "{\"version\":6,\"hwrng\":{\"core\":true,\"quality\":1e30,\"selected\":true,\"devices\":["
+                 "{\"name\":\"%s\",\"current\":true,\"tpm\":1e19},{\"name\":\"esc\\u001b[31m\",\"tpm\":7},"
+                 "{\"name\":\"%s\"},{},\"junk\"]}}",
+                 name, name);
+        text = render(json);
+        assert_fits(text);
+        assert_non_null(strstr(text, "Hardware RNGs: nnnnnnnnnnnnnnnnnnnnnnnnnn> (current, set by user, quality "));
+        assert_non_null(strstr(text, "esc?[31m (TPM 7),"));
+        assert_non_null(strstr(text, "nnnnnnnnnnnnnnnnnnnnnnnnnn>, -, -\n"));
+        free(text);
+
+        /* No core, an unreadable listing, none registered: said as such. */
+        for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+                text = render(said[i].json);
+                if (!strstr(text, said[i].line))
+                        fail_msg("no line \"%s\" for %s in:\n%s", said[i].line, said[i].json, text);
+                free(text);
+        }
+        /* A daemon of schema 5 says nothing about it. */
+        text = render("{\"version\":5,\"ready\":true}");
+        assert_null(strstr(text, "Hardware RNGs"));
+        free(text);
+}
+
 static void test_status_extremes(void **state) {
         char json[4096], name[200], want[96];
         char *text;
@@ -203,14 +266,51 @@ static void test_status_extremes(void **state) {
         free(text);
 }
 
+/* Whole lines (a pipe, a file, --full): a long reason and a long name come
+ * whole, nothing is marked cut, and every byte is still made printable;
+ * the same status for a terminal is cut. */
+static void test_status_whole(void **state) {
+        char json[4096], name[200], reason[300], want[400];
+        char *text;
+
+        memset(name, 'n', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        snprintf(reason, sizeof(reason), "/etc/truerandomd.conf:12: %s", "trng_mode must be an octal mode "
+                 "such as 0440, at most 0777, with no bit for others when the group is set");
+        snprintf(json, sizeof(json),
+                 "{\"version\":8,\"uptime_s\":5,\"ready\":true,\"reload\":{\"count\":1,\"result\":\"refused\","
+                 "\"age_s\":65,\"error\":\"%s\"},\"sources\":[{\"name\":\"jitter\",\"credited\":true,"
+                 "\"state\":\"unavailable\",\"credit_bits\":1,\"samples\":1,\"credited_bits_per_s\":0,"
+                 "\"failures\":{\"rct\":0,\"apt\":0},\"read_errors\":1,\"last_error\":\"%s\\u001b\"}],"
+                 "\"devices\":[{\"name\":\"%s\",\"kind\":\"truerandom\",\"up\":true}]}",
+                 reason, name, name);
+        text = render_as(json, true);
+        assert_non_null(strstr(text, reason));
+        snprintf(want, sizeof(want), "        last error: %s? (", name);
+        assert_non_null(strstr(text, want));
+        snprintf(want, sizeof(want), "\n%s ", name);
+        assert_non_null(strstr(text, want));
+        assert_null(strchr(text, '>'));
+        for (const char *c = text; *c; c++)
+                assert_true(*c == '\n' || ((unsigned char) *c >= 0x20 && (unsigned char) *c < 0x7f));
+        free(text);
+        text = render_as(json, false);
+        assert_fits(text);
+        assert_null(strstr(text, reason));
+        assert_non_null(strchr(text, '>'));
+        free(text);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_status_whole),
                 cmocka_unit_test(test_status_typical),
                 cmocka_unit_test(test_status_credit_origin),
                 cmocka_unit_test(test_status_extremes),
                 cmocka_unit_test(test_status_checks),
                 cmocka_unit_test(test_status_version_2),
                 cmocka_unit_test(test_status_vm),
+                cmocka_unit_test(test_status_hwrng),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,7 +69,7 @@ static void test_parse_number(void **state) {
 static void test_sources_from_pool(void **state) {
         char buf[128], small[10];
 
-        assert_string_equal(ctl_capture_sources(buf, sizeof(buf)), "jitter, rdseed, hwrng, file");
+        assert_string_equal(ctl_capture_sources(buf, sizeof(buf)), "jitter, rdseed, hwrng, tpm, file");
         for (const SourceOps *const *s = source_all; *s; s++)
                 if (*s != &source_kernel)
                         assert_non_null(strstr(buf, (*s)->name));

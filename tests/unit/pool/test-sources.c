@@ -153,7 +153,7 @@ static void remove_tree(char *dir) {
 /* ---- table ------------------------------------------------------------ */
 
 static void test_lookup(void **state) {
-        const char *names[] = { "jitter", "rdseed", "hwrng", "kernel", "file" };
+        const char *names[] = { "jitter", "rdseed", "hwrng", "tpm", "kernel", "file" };
         size_t n = 0;
 
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -167,7 +167,7 @@ static void test_lookup(void **state) {
         assert_null(source_lookup(NULL));
         while (source_all[n])
                 n++;
-        assert_int_equal(n, 5);
+        assert_int_equal(n, 6);
 }
 
 /* Every row says what the configuration, reload, --check-config and the

@@ -247,6 +247,7 @@ static void test_put_after_purge_all_is_stale(void **state) {
 
 typedef struct Waiter {
         Store *store;
+        unsigned source_id;
         bool testing;
         pthread_t thread;
         pthread_mutex_t lock;
@@ -257,7 +258,7 @@ typedef struct Waiter {
 
 static void *waiter_run(void *p) {
         Waiter *w = p;
-        int r = store_wait_for_demand(w->store, w->testing);
+        int r = store_wait_for_demand(w->store, w->source_id, w->testing);
 
         pthread_mutex_lock(&w->lock);
         w->r = r;
@@ -268,16 +269,20 @@ static void *waiter_run(void *p) {
 }
 
 /* testing: a collector whose source owes a health test. */
-static void waiter_start(Waiter *w, Store *s, bool testing) {
+static void waiter_start_for(Waiter *w, Store *s, unsigned source_id, bool testing) {
         pthread_condattr_t attr;
 
-        *w = (Waiter) { .store = s, .testing = testing };
+        *w = (Waiter) { .store = s, .source_id = source_id, .testing = testing };
         assert_int_equal(pthread_mutex_init(&w->lock, NULL), 0);
         assert_int_equal(pthread_condattr_init(&attr), 0);
         assert_int_equal(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC), 0);
         assert_int_equal(pthread_cond_init(&w->cond, &attr), 0);
         pthread_condattr_destroy(&attr);
         assert_int_equal(pthread_create(&w->thread, NULL, waiter_run, w), 0);
+}
+
+static void waiter_start(Waiter *w, Store *s, bool testing) {
+        waiter_start_for(w, s, 1, testing);
 }
 
 /* Whether the waiter returned within ms milliseconds. */
@@ -393,11 +398,148 @@ static void test_demand(void **state) {
         assert_false(waiter_returned(&w, 100));
         store_shutdown(s);
         assert_int_equal(waiter_join(&w), -ESHUTDOWN);
-        assert_int_equal(store_wait_for_demand(s, false), -ESHUTDOWN);
-        assert_int_equal(store_wait_for_demand(s, true), -ESHUTDOWN);
+        assert_int_equal(store_wait_for_demand(s, 1, false), -ESHUTDOWN);
+        assert_int_equal(store_wait_for_demand(s, 1, true), -ESHUTDOWN);
         assert_false(store_has_demand(s));
         make_block(block, 7);
         assert_int_equal(store_put(s, block, CREDIT, 2, store_epoch(s)), -ESHUTDOWN);
+        store_free(s);
+}
+
+/* ---- one source's blocks (its own device) ------------------------------ */
+
+static void take_from_expect(Store *s, unsigned source_id, unsigned tag) {
+        uint8_t block[STORE_BLOCK_SIZE], expected[STORE_BLOCK_SIZE];
+
+        make_block(expected, tag);
+        assert_int_equal(store_take_from(s, source_id, block, STORE_BLOCK_SIZE), 0);
+        assert_memory_equal(block, expected, STORE_BLOCK_SIZE);
+}
+
+/* A device of one source takes that source's oldest block; the device of
+ * all takes the oldest of any; a block goes to whichever asks first, once. */
+static void test_take_from(void **state) {
+        uint8_t block[STORE_BLOCK_SIZE];
+        StoreSourceStats ss;
+        StoreStats st;
+        Store *s;
+
+        assert_int_equal(store_new(8, 1, &s), 0);
+        put_tagged(s, 0, 1);
+        put_tagged(s, 1, 2);
+        put_tagged(s, 2, 1);
+        put_tagged(s, 3, 2);
+        put_tagged(s, 4, 3);
+        put_tagged(s, 5, 2);
+        assert_int_equal(store_fill_from(s, 1), 2);
+        assert_int_equal(store_fill_from(s, 2), 3);
+        assert_int_equal(store_fill_from(s, 3), 1);
+        assert_int_equal(store_fill_from(s, 4), 0);
+        assert_int_equal(store_fill_from(s, STORE_SOURCES_MAX), 0);
+
+        take_from_expect(s, 2, 1);
+        take_from_expect(s, 2, 3);
+        take_expect(s, 0);
+        take_from_expect(s, 1, 2);
+        assert_int_equal(store_take_from(s, 1, block, STORE_BLOCK_SIZE), -ENODATA);
+        assert_int_equal(store_take_from(s, STORE_SOURCES_MAX, block, 1), -EINVAL);
+        assert_int_equal(store_take_from(s, 2, block, STORE_BLOCK_SIZE + 1), -EINVAL);
+        assert_int_equal(store_fill(s), 2);
+        /* What is left keeps its order. */
+        take_expect(s, 4);
+        take_from_expect(s, 2, 5);
+        take_expect_empty(s);
+        assert_int_equal(store_take_from(s, 2, block, 1), -ENODATA);
+
+        /* Served counts per source, whichever device took the block. */
+        store_get_source_stats(s, 2, &ss);
+        assert_int_equal(ss.blocks_served, 3);
+        assert_int_equal(ss.bytes_served, 3 * STORE_BLOCK_SIZE);
+        assert_int_equal(ss.fill, 0);
+        store_get_source_stats(s, 1, &ss);
+        assert_int_equal(ss.blocks_served, 2);
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_served, 6);
+        assert_int_equal(st.blocks_in, st.blocks_served + st.blocks_seeded + st.blocks_purged + st.fill);
+
+        /* A purge keeps the counts right; ids out of range are refused. */
+        put_tagged(s, 6, 1);
+        put_tagged(s, 7, 2);
+        put_tagged(s, 8, 1);
+        assert_int_equal(store_purge(s, 1), 2);
+        assert_int_equal(store_fill_from(s, 1), 0);
+        assert_int_equal(store_fill_from(s, 2), 1);
+        assert_int_equal(store_purge_all(s), 1);
+        assert_int_equal(store_fill_from(s, 2), 0);
+        make_block(block, 9);
+        assert_int_equal(store_put(s, block, CREDIT, STORE_SOURCES_MAX, store_epoch(s)), -EINVAL);
+        store_free(s);
+}
+
+/* A store full of one source's blocks: another source's readers wait
+ * (store_set_wanted()); its blocks then displace the fullest source's
+ * oldest, down to equal shares and no further. */
+static void test_wanted_displaces(void **state) {
+        uint8_t block[STORE_BLOCK_SIZE];
+        StoreStats st;
+        Store *s;
+
+        assert_int_equal(store_new(4, 1, &s), 0);
+        for (unsigned i = 0; i < 4; i++)
+                put_tagged(s, i, 1);
+        make_block(block, 10);
+        /* Unwanted: a full store takes nothing. */
+        assert_int_equal(store_put(s, block, CREDIT, 2, store_epoch(s)), -ENOSPC);
+
+        store_set_wanted(s, UINT32_C(1) << 2);
+        put_tagged(s, 10, 2);
+        put_tagged(s, 11, 2);
+        assert_int_equal(store_fill(s), 4);
+        assert_int_equal(store_fill_from(s, 1), 2);
+        assert_int_equal(store_fill_from(s, 2), 2);
+        /* Equal shares: no further. */
+        make_block(block, 12);
+        assert_int_equal(store_put(s, block, CREDIT, 2, store_epoch(s)), -ENOSPC);
+        /* Nor does a wanted source displace one holding less than it. */
+        store_set_wanted(s, (UINT32_C(1) << 2) | (UINT32_C(1) << 1));
+        assert_int_equal(store_put(s, block, CREDIT, 1, store_epoch(s)), -ENOSPC);
+
+        store_get_stats(s, &st);
+        assert_int_equal(st.blocks_displaced, 2);
+        assert_int_equal(st.blocks_purged, 2);
+        assert_int_equal(st.blocks_in, st.blocks_served + st.blocks_seeded + st.blocks_purged + st.fill);
+        /* The displaced were source 1's oldest, erased, never served. */
+        take_expect(s, 2);
+        take_expect(s, 3);
+        take_expect(s, 10);
+        take_expect(s, 11);
+        take_expect_empty(s);
+        store_free(s);
+}
+
+/* A wanted source with no block stored has demand, full store or not; the
+ * others rest. */
+static void test_wanted_demand(void **state) {
+        Waiter w, other;
+        Store *s;
+
+        assert_int_equal(store_new(2, 1, &s), 0);
+        put_tagged(s, 0, 1);
+        put_tagged(s, 1, 1);
+        waiter_start_for(&w, s, 2, false);
+        waiter_start_for(&other, s, 3, false);
+        assert_false(waiter_returned(&w, 100));
+        store_set_wanted(s, UINT32_C(1) << 2);
+        assert_int_equal(waiter_join(&w), 0);
+        assert_false(waiter_returned(&other, 100));
+        /* With a block of its own stored, it rests again. */
+        put_tagged(s, 2, 2);
+        assert_int_equal(store_fill_from(s, 2), 1);
+        waiter_start_for(&w, s, 2, false);
+        assert_false(waiter_returned(&w, 100));
+        store_shutdown(s);
+        assert_int_equal(waiter_join(&w), -ESHUTDOWN);
+        assert_int_equal(waiter_join(&other), -ESHUTDOWN);
         store_free(s);
 }
 
@@ -415,6 +557,9 @@ int main(void) {
                 cmocka_unit_test(test_purge_all),
                 cmocka_unit_test(test_put_after_purge_all_is_stale),
                 cmocka_unit_test(test_demand),
+                cmocka_unit_test(test_take_from),
+                cmocka_unit_test(test_wanted_displaces),
+                cmocka_unit_test(test_wanted_demand),
                 cmocka_unit_test(test_free_null),
         };
 

@@ -22,7 +22,7 @@ check_ctl_json() {
         done
         devices=$(jqv /tmp/st.json 'devices.*.name')
         note "sources:$list; devices: $devices"
-        [ "$names" = "jitter rdseed hwrng kernel file" ] || ok=1
+        [ "$names" = "jitter rdseed hwrng tpm kernel file" ] || ok=1
         [ "$(jqv /tmp/st.json sources.name=jitter.state)" = healthy ] || ok=1
         [ "$(jqv /tmp/st.json sources.name=kernel.state)" = mixed ] || ok=1
         [ "$(jqv /tmp/st.json sources.name=file.credited)" = true ] || ok=1

@@ -1,6 +1,6 @@
-/* socket.c - the control socket's file (see socket.h).
- * Flow: control -> [socket] -> the file system. */
-#include "socket.h"
+/* unixsock.c - a listening AF_UNIX socket's file (see unixsock.h).
+ * Flow: the daemon's servers -> [unixsock] -> the file system. */
+#include "unixsock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,11 +10,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
 #include "util/cleanup.h"
 
-int control_socket_dir(const char *socket_path, char **ret_dir) {
-        char *dir = strdup(socket_path), *slash;
+int unixsock_dir(const char *path, char **ret_dir) {
+        char *dir = strdup(path), *slash;
 
         if (!dir)
                 return -ENOMEM;
@@ -30,7 +29,7 @@ int control_socket_dir(const char *socket_path, char **ret_dir) {
 
 static int make_parent_dir(const char *path) {
         _cleanup_free_ char *dir = NULL;
-        int r = control_socket_dir(path, &dir);
+        int r = unixsock_dir(path, &dir);
 
         if (r < 0)
                 return r;
@@ -40,28 +39,28 @@ static int make_parent_dir(const char *path) {
 }
 
 /* -EADDRINUSE when something answers on path; removes a dead socket. */
-static int claim_path(const struct sockaddr_un *sa) {
-        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+static int claim_path(const struct sockaddr_un *sa, int type) {
+        _cleanup_close_ int fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
         if (fd < 0)
                 return -errno;
-        if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0 || errno == EAGAIN)
+        if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0 || errno == EAGAIN ||
+            errno == EPROTOTYPE)
                 return -EADDRINUSE;
         if (errno == ECONNREFUSED && unlink(sa->sun_path) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
 }
 
-/* Anyone may connect: requests decide privilege by SO_PEERCRED. The mode
- * comes from the umask at bind(), never from a chmod() by path: the
- * directory may belong to the unprivileged user the daemon becomes, who
- * could swap the name for a symbolic link in between. */
-static int bind_listen(int fd, const struct sockaddr_un *sa, ControlSocketId *ret_id) {
+/* The mode comes from the umask at bind(), never from a chmod() by path:
+ * the directory may belong to the unprivileged user the daemon becomes,
+ * who could swap the name for a symbolic link in between. */
+static int bind_listen(int fd, const struct sockaddr_un *sa, mode_t mode, UnixSockId *ret_id) {
         struct stat st;
         mode_t old_umask;
         int r;
 
-        old_umask = umask(0111);
+        old_umask = umask(~mode & 0777);
         r = bind(fd, (const struct sockaddr *) sa, sizeof(*sa)) < 0 ? -errno : 0;
         umask(old_umask);
         if (r < 0)
@@ -70,13 +69,13 @@ static int bind_listen(int fd, const struct sockaddr_un *sa, ControlSocketId *re
                 return -errno;
         if (!S_ISSOCK(st.st_mode))
                 return -EEXIST;
-        if (listen(fd, CONTROL_SOCKET_BACKLOG) < 0)
+        if (listen(fd, UNIXSOCK_BACKLOG) < 0)
                 return -errno;
-        *ret_id = (ControlSocketId){ .dev = st.st_dev, .ino = st.st_ino };
+        *ret_id = (UnixSockId){ .dev = st.st_dev, .ino = st.st_ino };
         return 0;
 }
 
-int control_socket_listen(const char *path, int *ret_fd, ControlSocketId *ret_id) {
+int unixsock_listen(const char *path, int type, mode_t mode, int *ret_fd, UnixSockId *ret_id) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = -1;
         int r;
@@ -87,13 +86,13 @@ int control_socket_listen(const char *path, int *ret_fd, ControlSocketId *ret_id
         r = make_parent_dir(path);
         if (r < 0)
                 return r;
-        r = claim_path(&sa);
+        r = claim_path(&sa, type);
         if (r < 0)
                 return r;
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        r = bind_listen(fd, &sa, ret_id);
+        r = bind_listen(fd, &sa, mode, ret_id);
         if (r < 0)
                 return r;
         *ret_fd = fd;
@@ -101,7 +100,7 @@ int control_socket_listen(const char *path, int *ret_fd, ControlSocketId *ret_id
         return 0;
 }
 
-void control_socket_remove(const char *path, const ControlSocketId *id) {
+void unixsock_remove(const char *path, const UnixSockId *id) {
         struct stat st;
 
         if (stat(path, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
