@@ -146,11 +146,17 @@ static void *collector_thread(void *userdata) {
         /* A collector never gives up on its source: it waits, ever less
          * often, until the device answers or it is stopped. */
         backoff_init(&backoff, 0, USEC_INFINITY);
-        while (!collector_board_stopping(&c->board)) {
+        for (;;) {
+                /* Read before the stop flag: collector_free() sets the flag,
+                 * then kicks, so a stop this check misses is a kick the
+                 * wait sees. */
+                uint64_t kicks = store_kicks(c->store);
                 usec_t wait;
                 ssize_t r;
 
-                r = store_wait_for_demand(c->store, c->source_id, intake_owes_test(c->intake));
+                if (collector_board_stopping(&c->board))
+                        break;
+                r = store_wait_for_demand(c->store, c->source_id, intake_owes_test(c->intake), kicks);
                 if (r == -EINTR)
                         continue; /* kicked: check whether we are to stop */
                 if (r < 0 || collector_board_stopping(&c->board))

@@ -399,16 +399,23 @@ void store_set_demand(Store *s, bool on) {
         store_unlock(s);
 }
 
-int store_wait_for_demand(Store *s, unsigned source_id, bool testing) {
+uint64_t store_kicks(Store *s) {
         uint64_t kicks;
-        int r;
 
         store_lock(s);
         kicks = s->kicks;
-        while (!s->shutdown && !store_demand_locked(s, source_id, testing) && s->kicks == kicks)
+        store_unlock(s);
+        return kicks;
+}
+
+int store_wait_for_demand(Store *s, unsigned source_id, bool testing, uint64_t kicks_seen) {
+        int r;
+
+        store_lock(s);
+        while (!s->shutdown && !store_demand_locked(s, source_id, testing) && s->kicks == kicks_seen)
                 if (pthread_cond_wait(&s->demand_changed, &s->lock) != 0)
                         abort();
-        r = s->shutdown ? -ESHUTDOWN : s->kicks != kicks ? -EINTR : 0;
+        r = s->shutdown ? -ESHUTDOWN : s->kicks != kicks_seen ? -EINTR : 0;
         store_unlock(s);
         return r;
 }

@@ -106,16 +106,23 @@ void store_get_stats(Store *s, StoreStats *ret);
 /* Demand from the loop thread (readers waiting, CRNG seed due). */
 void store_set_demand(Store *s, bool on);
 
+/* store_kick() calls so far: what a collector reads before it looks at its
+ * stop flag and then hands to store_wait_for_demand(). */
+uint64_t store_kicks(Store *s);
+
 /* Collectors: blocks until there is demand (demand set, or fill < low_water,
  * and the store not full; or source_id is wanted and has no block stored:
  * store_set_wanted()) and returns 0, or returns -ESHUTDOWN, or -EINTR
- * after a store_kick(). testing: the caller's source owes a health test
+ * once store_kick() has been called since store_kicks() returned
+ * kicks_seen: a kick that lands between the caller's stop check and this
+ * wait is not lost (it was: a reload that stopped a source resting on a
+ * full store could wait for that thread for ever). testing: the caller's source owes a health test
  * (its startup test, or the running check's way back) whose samples are
  * never stored; then the loop's demand counts even with the store full.
  * Until such a source has passed, what is stored may not be served (a
  * source a reload restarted), so a full store must not keep it from the
  * test readers are waiting for. */
-int store_wait_for_demand(Store *s, unsigned source_id, bool testing);
+int store_wait_for_demand(Store *s, unsigned source_id, bool testing, uint64_t kicks_seen);
 
 /* Makes every waiter in store_wait_for_demand() return -EINTR once, so one
  * collector can be stopped without shutting the store down. */
