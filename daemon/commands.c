@@ -36,6 +36,22 @@ static int command_reseed(Daemon *d, const CtlRequest *req, char **ret_payload, 
         return 0;
 }
 
+/* The daemon's own verdict on the file, for ExecReload=: a refusal is an
+ * error reply with its FILE:LINE reason, so systemctl reload fails. */
+static int command_reload(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
+        int r = daemon_reload(d);
+
+        if (r < 0) {
+                snprintf(text, text_size, "refused, the running configuration stays: %s",
+                         d->last_reload_error[0] ? d->last_reload_error : strerror(-r));
+                return r;
+        }
+        if (asprintf(ret_payload, "configuration reloaded from %s",
+                     d->config_path ? d->config_path : "the built-in defaults") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* truerandom-seed-kernel after a feed (the control socket let only root
  * or CAP_SYS_ADMIN through): kept for status and logged. */
 static int command_kernel_fed(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
@@ -55,6 +71,7 @@ static int command_kernel_fed(Daemon *d, const CtlRequest *req, char **ret_paylo
 
 static const DaemonCommand commands[] = {
         { "reseed", command_reseed },
+        { "reload", command_reload },
         { "kernel-fed", command_kernel_fed },
 };
 

@@ -50,8 +50,12 @@ static void update_status(Daemon *d) {
                 parked += ds.parked;
         }
         store_get_stats(d->store, &st);
-        snprintf(line, sizeof(line), "%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
-                 d->stopping ? "stopping" : d->ready ? "serving" : "starting", healthy, credited, st.fill,
+        /* A refused reload shows in `systemctl status` until a good one:
+         * the previous configuration is what runs. */
+        snprintf(line, sizeof(line), "%s%s: %u/%u sources healthy, store %zu/%zu blocks, %u waiting, CRNG %s (gen %" PRIu64 ")",
+                 d->stopping ? "stopping" : d->ready ? "serving" : "starting",
+                 d->reloads > 0 && !d->last_reload_ok ? ", last reload REFUSED (the previous configuration runs)" : "",
+                 healthy, credited, st.fill,
                  st.capacity, parked,
                  crng_is_seeded(d->crng) ? "seeded" : "unseeded", crng_generation(d->crng));
         if (strcmp(line, d->status) == 0) {

@@ -1,5 +1,7 @@
-/* reload.c - SIGHUP: the configuration read again and applied, or refused
- * whole with why (in the log and in status), never half applied. Device
+/* reload.c - SIGHUP, or the control command "reload" (ExecReload= runs
+ * it, so that systemctl reload fails when the file is refused): the
+ * configuration read again and applied, or refused whole with why (in the
+ * log, in status and in the command's reply), never half applied. Device
  * names, dropin, store size, the control socket, the state directory and
  * the user change only on restart; sources whose settings changed (every
  * source, when [pool] gate_window did) restart from their first window
@@ -132,8 +134,7 @@ static int apply_config(Daemon *d, Config *c) {
         return 0;
 }
 
-int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Daemon *d = userdata;
+int daemon_reload(Daemon *d) {
         _cleanup_free_ char *error = NULL;
         Config c = { 0 };
         int r;
@@ -147,7 +148,7 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         if (r < 0) {
                 log_error("%s; keeping the running configuration", error ? error : strerror(-r));
                 snprintf(d->last_reload_error, sizeof(d->last_reload_error), "%s", error ? error : strerror(-r));
-        } else if (apply_config(d, &c) < 0) {
+        } else if ((r = apply_config(d, &c)) < 0) {
                 /* apply_config() said why, in the log and in last_reload_error. */
                 log_error("reload refused; keeping the running configuration");
         } else {
@@ -158,5 +159,10 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         config_done(&c);
         daemon_post_change(d);
         sd_notify(false, "READY=1");
+        return r < 0 ? r : 0;
+}
+
+int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) daemon_reload(userdata);
         return 0;
 }

@@ -29,6 +29,8 @@ const CtlArg ctl_args[] = {
 const CtlCommand ctl_commands[] = {
         { .name = "status", .help = "sources, store, devices, CRNG" },
         { .name = "reseed", .root = true, .help = "reseed the CRNG now" },
+        /* What ExecReload= runs: fails when the daemon refuses the file. */
+        { .name = "reload", .root = true, .help = "read the configuration again; fails, saying why, if refused" },
         /* A raw export of R rows opens the source afresh for each row. */
         { .name = "raw", .root = true,
           .args = { { .arg = &ctl_args[ARG_SOURCE], .required = true }, { .arg = &ctl_args[ARG_SAMPLES] },

@@ -322,8 +322,10 @@ fi
 end 1-start
 
 # ------------------------------------------------------------------
-# 2. reload with a broken file: still active, same process, the old
-# configuration in force, FILE:LINE in the journal. min_healthy (in
+# 2. reload with a broken file: `systemctl reload` fails (ExecReload=
+# asks the daemon, which refuses the file), still active, same process,
+# the old configuration in force, FILE:LINE in the journal and in the
+# failed reload's own output, REFUSED in `systemctl status`. min_healthy (in
 # `truerandomctl status`) is the witness: a good reload changes it (the
 # control). A new mode for the nodes, which are root's and the daemon is not
 # root, is refused as a whole, said, and changes nothing.
@@ -343,23 +345,38 @@ systemctl reload $UNIT || problem "reload of a good file failed"
 wait_until 10000 min_healthy_is 2 || problem "a good reload did not apply min_healthy = 2 (status: '$(min_healthy)')"
 since=$(date +%s)
 config '# broken on purpose\n[pool]\nmin_healthy = 1\nstore_blocks = banana\n'
-systemctl reload $UNIT || problem "systemctl reload (broken file) failed"
+if out=$(systemctl reload $UNIT 2>&1); then
+        problem "systemctl reload of a broken file succeeded"
+else
+        note "systemctl reload (broken file) failed, as it must: '$(printf '%s' "$out" | head -n 1)'"
+fi
 wait_until 10000 journal_has "$since" "$CONF:4:" || problem "no '$CONF:4:' in the journal"
 note "journal: '$(journal_since "$since" | grep -F -m 1 "$CONF:4:")'"
+# The reload's own line (truerandomctl under ExecReload=) names it too.
+journal_since "$since" | grep -F "refused, the running configuration stays: $CONF:4:" >/dev/null ||
+        problem "ExecReload's truerandomctl did not say why in the journal"
+refused_shown() {
+        systemctl status $UNIT --no-pager 2>/dev/null | grep -F "Status:" | grep -q "last reload REFUSED"
+}
+wait_until 10000 refused_shown || problem "systemctl status does not show the refused reload: '$(
+        systemctl status $UNIT --no-pager 2>/dev/null | grep -F "Status:")'"
+note "$(systemctl status $UNIT --no-pager 2>/dev/null | grep -F -m 1 "Status:" | sed 's/^ *//')"
 unit_is $UNIT active || problem "$UNIT is $(systemctl is-active $UNIT) after the broken reload"
 [ "$(prop $UNIT MainPID)" = "$pid" ] || problem "main pid changed from $pid to $(prop $UNIT MainPID)"
 min_healthy_is 2 || problem "old configuration lost: min_healthy is '$(min_healthy)'"
 since=$(date +%s)
 config '[pool]\nmin_healthy = 1\n[device]\ntrng_mode = 0444\n'
-systemctl reload $UNIT || problem "systemctl reload (trng_mode) failed"
+systemctl reload $UNIT 2>/dev/null && problem "systemctl reload (trng_mode) succeeded; the daemon refuses it"
 wait_until 10000 journal_has "$since" "trng_mode changes the device nodes" ||
         problem "no refusal of the new trng_mode in the journal"
 note "journal: '$(journal_since "$since" | grep -F -m 1 "trng_mode changes the device nodes")'"
 mode_is $TRNG "440 root:truerandom" || problem "$TRNG is $(mode_of $TRNG) after the refused reload"
 min_healthy_is 2 || problem "the refused reload applied min_healthy ('$(min_healthy)')"
 cp $ORIG $CONF
-systemctl reload $UNIT
+systemctl reload $UNIT || problem "systemctl reload of the package's file failed"
 wait_until 10000 min_healthy_is 1 || problem "the package's file did not apply again"
+refused_gone() { ! refused_shown; }
+wait_until 10000 refused_gone || problem "systemctl status still shows a refused reload after a good one"
 end 2-reload
 
 # ------------------------------------------------------------------
