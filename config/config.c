@@ -90,6 +90,7 @@ int config_init_defaults(Config *ret) {
                 .min_reseed_interval_usec = 1 * USEC_PER_SEC,
                 .assess_samples = CONFIG_ASSESS_SAMPLES_DEFAULT,
                 .cuse = true,
+                .dropin_unrestricted_ioctl = true,
         };
 
         if (init_rows(&c) < 0 || strdup_null("truerandom", &c.group) < 0 ||

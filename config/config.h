@@ -14,7 +14,10 @@
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default),
  *              per_source_devices = yes|no (also TRNG_NAME-SOURCE for
- *              each credited source, its blocks alone; default no)
+ *              each credited source, its blocks alone; default no),
+ *              dropin_unrestricted_ioctl = yes|no (no: the drop-ins
+ *              register without CUSE_UNRESTRICTED_IOCTL and refuse
+ *              RNDADDENTROPY; default yes)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms,
  *              gate_window (samples per window the running gate judges)
  *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
@@ -137,6 +140,7 @@ typedef struct Config {
 
         bool cuse;                 /* [device] cuse: serve the CUSE devices (no: EGD and control only) */
         bool per_source_devices;   /* [device] per_source_devices: a TRNG device per credited source */
+        bool dropin_unrestricted_ioctl; /* [device]: the drop-ins with CUSE_UNRESTRICTED_IOCTL (RNDADDENTROPY) */
         char *socket_path;
         char *egd_socket_path;     /* [egd] socket; NULL: none (the default) */
 

@@ -37,6 +37,7 @@ static const FixedKey fixed[] = {
         FIXED("crng", min_reseed_interval, KEY_SECONDS, min_reseed_interval_usec, 0, 3600000),
         FIXED("device", cuse, KEY_BOOL, cuse, 0, 0),
         FIXED("device", per_source_devices, KEY_BOOL, per_source_devices, 0, 0),
+        FIXED("device", dropin_unrestricted_ioctl, KEY_BOOL, dropin_unrestricted_ioctl, 0, 0),
         FIXED("control", socket, KEY_SOCKET, socket_path, 0, 0),
         FIXED("egd", socket, KEY_SOCKET_NONE, egd_socket_path, 0, 0),
         FIXED("assessment", samples, KEY_UNSIGNED, assess_samples, CONFIG_ASSESS_SAMPLES_MIN,

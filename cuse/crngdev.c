@@ -216,7 +216,7 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                 fuse_reply_err(req, EPERM);
                 return;
         }
-        if (!cusedev_ioctl_decode(req, cmd, arg, in_buf, in_bufsz, out_bufsz, &rq))
+        if (!cusedev_ioctl_decode(req, cmd, arg, flags, in_buf, in_bufsz, out_bufsz, &rq))
                 return;
         switch (op) {
         case RND_OP_GETENTCNT:
@@ -295,6 +295,7 @@ static const struct cuse_lowlevel_ops null_requests = {
 /* The drop-ins take no store blocks themselves: the seeder does, for them. */
 const CuseDevOps crngdev_random_ops = {
         .name = "random",
+        .buffer_ioctls = true,
         .requests = &random_requests,
         .seeded = random_seeded,
         .serve_deferred = crng_serve_deferred,
@@ -302,6 +303,7 @@ const CuseDevOps crngdev_random_ops = {
 
 const CuseDevOps crngdev_urandom_ops = {
         .name = "urandom",
+        .buffer_ioctls = true,
         .requests = &urandom_requests,
         .serve_deferred = crng_serve_deferred,
 };

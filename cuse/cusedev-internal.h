@@ -57,6 +57,12 @@ typedef struct Parked {
 typedef struct CuseDevOps {
         const char *name;                          /* the kind, as status names it */
         const struct cuse_lowlevel_ops *requests;  /* what the kernel sends it */
+        /* An ioctl with a buffer past its header (RNDADDENTROPY): it reaches
+         * the daemon only through CUSE_UNRESTRICTED_IOCTL, which also lets
+         * the daemon read and write any of the caller's memory. false: the
+         * device registers without it, and the kernel hands over only the
+         * bytes the command's number encodes (RNDGETENTCNT's int). */
+        bool buffer_ioctls;
         /* The store may have new blocks (or /dev/truerandom just opened). */
         void (*pump)(CuseDev *dev);
         /* The CRNG got its first seed. */
@@ -84,6 +90,7 @@ struct CuseDev {
         mode_t mode;
         bool per_source;             /* TRNG: serves source's blocks alone */
         unsigned source;
+        bool unrestricted_ioctl;     /* registered with CUSE_UNRESTRICTED_IOCTL */
 
         struct fuse_session *se;
         struct fuse_buf buf;
@@ -168,8 +175,11 @@ void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fus
 void cusedev_notify_pollers(CuseDev *dev);
 bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
 /* Decodes an ioctl; true when *ret is complete and the caller replies, false
- * when it was answered already (an error, or a retry for more memory). */
-bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, const void *in_buf, size_t in_bufsz,
+ * when it was answered already (an error, or a retry for more memory).
+ * flags: the request's; without FUSE_IOCTL_UNRESTRICTED (a device
+ * registered without CUSE_UNRESTRICTED_IOCTL) a command that needs more of
+ * the caller's memory than its number encodes fails with EOPNOTSUPP. */
+bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, unsigned flags, const void *in_buf, size_t in_bufsz,
                           size_t out_bufsz, RndRequest *ret);
 Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
 /* Registers the interrupt callback; false if the request was interrupted

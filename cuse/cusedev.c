@@ -72,9 +72,10 @@ static int open_session(CuseDev *dev, const struct fuse_custom_io *io) {
         struct cuse_info ci = {
                 .dev_info_argc = 1,
                 .dev_info_argv = dev_info_argv,
-                /* RNDADDENTROPY carries a buffer after its header: only
-                 * unrestricted ioctls can fetch it (with retries). */
-                .flags = CUSE_UNRESTRICTED_IOCTL,
+                /* Only for RNDADDENTROPY's buffer (fetched with retries):
+                 * without it the kernel copies what each command's number
+                 * encodes and no more of its callers' memory. */
+                .flags = dev->unrestricted_ioctl ? CUSE_UNRESTRICTED_IOCTL : 0,
         };
         char *argv[] = { (char *)"truerandomd", NULL };
         struct fuse_args args = FUSE_ARGS_INIT(1, argv);
@@ -137,6 +138,7 @@ int cusedev_open(CuseHub *hub, CuseDevKind kind, const CuseDevOps *ops, const Cu
         dev->mode = params->mode;
         dev->per_source = params->per_source;
         dev->source = params->source;
+        dev->unrestricted_ioctl = ops->buffer_ioctls && !params->restricted_ioctl;
         TAILQ_INIT(&dev->files);
         TAILQ_INIT(&dev->deferred);
         dev->name = strdup(params->name);
@@ -231,6 +233,7 @@ void cusedev_get_stats(const CuseDev *dev, CuseDevStats *ret) {
                 .up = dev->up,
                 .per_source = dev->per_source,
                 .source = dev->source,
+                .unrestricted_ioctl = dev->unrestricted_ioctl,
                 .open_files = dev->n_files,
                 .parked = dev->n_parked,
                 .parked_uids = (unsigned)fairq_uids(dev->fq),
@@ -349,12 +352,17 @@ void cusedev_notify_pollers(CuseDev *dev) {
         }
 }
 
-bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, const void *in_buf, size_t in_bufsz,
+bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, unsigned flags, const void *in_buf, size_t in_bufsz,
                           size_t out_bufsz, RndRequest *ret) {
         int r = rndioctl_decode((unsigned)cmd, arg, in_buf, in_bufsz, out_bufsz, ret);
 
         if (r < 0) {
                 fuse_reply_err(req, -r);
+                return false;
+        }
+        /* Restricted, a retry would be the kernel's EIO, which says less. */
+        if (ret->retry && !(flags & FUSE_IOCTL_UNRESTRICTED)) {
+                fuse_reply_err(req, EOPNOTSUPP);
                 return false;
         }
         if (ret->retry) {

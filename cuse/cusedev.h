@@ -105,6 +105,10 @@ typedef struct CuseDevParams {
          * (< STORE_SOURCES_MAX) alone, /dev/truerandom-SOURCE; false: any. */
         bool per_source;
         unsigned source;
+        /* A kind whose ioctls carry buffers (the drop-ins' RNDADDENTROPY)
+         * registers with CUSE_UNRESTRICTED_IOCTL unless this is set; then
+         * RNDADDENTROPY fails with EOPNOTSUPP. The other kinds never do. */
+        bool restricted_ioctl;
 } CuseDevParams;
 
 typedef struct CuseDevStats {
@@ -112,6 +116,7 @@ typedef struct CuseDevStats {
         bool up;
         bool per_source;          /* serves the blocks of source alone */
         unsigned source;
+        bool unrestricted_ioctl;  /* registered with CUSE_UNRESTRICTED_IOCTL */
         unsigned open_files;
         unsigned parked;
         unsigned parked_uids;

@@ -282,7 +282,7 @@ static void trng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
                 fuse_reply_err(req, ENOTTY);
                 return;
         }
-        if (!cusedev_ioctl_decode(req, cmd, arg, in_buf, in_bufsz, out_bufsz, &rq))
+        if (!cusedev_ioctl_decode(req, cmd, arg, flags, in_buf, in_bufsz, out_bufsz, &rq))
                 return;
         /* Bits of full-entropy output ready for this device's readers now. */
         bits = dev_open(dev) ? (int)MIN(dev_fill(dev) * BLOCK * 8, (size_t)INT_MAX) : 0;

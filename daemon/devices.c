@@ -237,6 +237,7 @@ static int add_device(Daemon *d, size_t row, const DeviceSpec *spec) {
                 .mode = spec->mode,
                 .per_source = spec->per_source,
                 .source = spec->source,
+                .restricted_ioctl = !d->config.dropin_unrestricted_ioctl,
         };
         const char *name = spec->name;
         const struct fuse_custom_io *io = NULL;
@@ -287,6 +288,8 @@ bool daemon_devices_changed(const Daemon *d, const Config *c) {
         size_t n = daemon_config_devices(&d->config, was);
 
         (void)daemon_config_devices(c, now);
+        if (d->config.dropin_unrestricted_ioctl != c->dropin_unrestricted_ioctl)
+                return true; /* how the devices registered */
         for (size_t i = 0; i < n; i++)
                 if (was[i].enabled != now[i].enabled ||
                     (now[i].enabled && strcmp(was[i].name, now[i].name) != 0))

@@ -87,8 +87,8 @@ static int apply_config(Daemon *d, Config *c) {
             strcmp(c->state_directory, d->config.state_directory) || strcmp(c->user, d->config.user) ||
             !d->egd != !c->egd_socket_path || (d->egd && strcmp(c->egd_socket_path, egd_path(d->egd))))
                 log_notice("device names, dropin, [device] cuse, the per-source devices (per_source_devices, which "
-                           "sources are credited), store size, the control socket, the EGD socket, the state directory "
-                           "and the user change only on restart");
+                           "sources are credited), dropin_unrestricted_ioctl, store size, the control socket, the EGD "
+                           "socket, the state directory and the user change only on restart");
         /* The state directory in use stays the one opened at start. */
         keep = c->state_directory;
         c->state_directory = d->config.state_directory;

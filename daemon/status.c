@@ -237,6 +237,9 @@ static struct json_object *device_json(DeviceSlot *slot) {
                                                          : NULL) < 0)
                 r = -ENOMEM;
         ADD(o, "up", json_object_new_boolean(ds.up));
+        /* Whether the daemon may read and write its ioctl callers' memory
+         * (schema 9). */
+        ADD(o, "unrestricted_ioctl", json_object_new_boolean(ds.unrestricted_ioctl));
         ADD(o, "open_files", json_object_new_uint64(ds.open_files));
         ADD(o, "waiting", json_object_new_uint64(ds.parked));
         ADD(o, "waiting_uids", json_object_new_uint64(ds.parked_uids));

@@ -218,6 +218,8 @@ static int harness_start(Harness *h) {
                 [CUSEDEV_URANDOM] = served_name(&h->config.device[CONFIG_DEVICE_URANDOM]),
                 [CUSEDEV_NULL] = served_name(&h->config.device[CONFIG_DEVICE_NULL]),
         };
+        /* Read now: the daemon takes the configuration. */
+        bool dropins_unrestricted = h->config.dropin_unrestricted_ioctl;
         int r;
 
         r = fakedaemon_start(h->daemon, &h->config, h->use_conf_file ? h->conf : NULL, &hooks);
@@ -231,7 +233,12 @@ static int harness_start(Harness *h) {
                 if (!h->fk[k])
                         continue;
                 assert_string_equal(h->daemon->init[k].devname, names[k]);
-                assert_true(h->daemon->init[k].flags & CUSE_UNRESTRICTED_IOCTL);
+                /* Only the drop-ins may read and write their ioctl callers'
+                 * memory (RNDADDENTROPY's buffer), and not when told no:
+                 * /dev/truerandom needs RNDGETENTCNT's int alone (issue 23,
+                 * hostile finding 3: every device registered so). */
+                assert_int_equal(!!(h->daemon->init[k].flags & CUSE_UNRESTRICTED_IOCTL),
+                                 (k == CUSEDEV_RANDOM || k == CUSEDEV_URANDOM) && dropins_unrestricted);
         }
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], NULL, O_RDONLY, &h->trng), 0);
         if (h->fk[CUSEDEV_RANDOM]) {
@@ -701,6 +708,63 @@ static void test_dropin_parked_served_after_pool_seed(void **state) {
         harness_free(h);
 }
 
+static CtlStatus *control_status(Harness *h);
+
+/* Whether status says device `name` registered with
+ * CUSE_UNRESTRICTED_IOCTL. */
+static bool status_unrestricted(Harness *h, const char *name) {
+        CtlStatus *j = control_status(h);
+        const CtlStatusObject *d;
+        bool found = false, v = false;
+
+        for (size_t i = 0; (d = ctl_status_get_element(ctl_status_root(j), "devices", i)); i++)
+                if (strcmp(ctl_status_get_string(d, "name"), name) == 0) {
+                        found = true;
+                        v = ctl_status_is_true(d, "unrestricted_ioctl");
+                }
+        ctl_status_free(j);
+        assert_true(found);
+        return v;
+}
+
+/* The ioctls without CUSE_UNRESTRICTED_IOCTL, where the kernel copies what
+ * the command's number encodes and nothing else: /dev/truerandom always,
+ * the drop-ins with dropin_unrestricted_ioctl = no. Every fixed-size
+ * command still works; RNDADDENTROPY, whose buffer lies past what its
+ * number encodes, fails with EOPNOTSUPP rather than the kernel's EIO. */
+static void test_restricted_ioctls(void **state) {
+        Harness *h = harness_new();
+        AddEntropy add = { .entropy_count = 8, .buf_size = 16 };
+        FkFile p = h->random, t = h->trng;
+        int v = 16;
+
+        h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
+        h->config.dropin_unrestricted_ioctl = false;
+        assert_int_equal(harness_start(h), 0);
+        p = h->random;
+        p.caller = priv;
+        t = h->trng;
+        t.caller = priv;
+
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_TRNG], &t, RNDADDENTROPY, &add, sizeof(add)), -ENOTTY);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_TRNG], &t, RNDADDTOENTCNT, &v, sizeof(v)), -ENOTTY);
+
+        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, &unpriv), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDADDTOENTCNT, &v, sizeof(v)), 0);
+        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 16);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDADDENTROPY, &add, sizeof(add)), -EOPNOTSUPP);
+        assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 16);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDZAPENTCNT, NULL, 0), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDRESEEDCRNG, NULL, 0), -ENODATA);
+        assert_int_equal(entcnt(h, CUSEDEV_URANDOM, &h->urandom, NULL), entcnt(h, CUSEDEV_RANDOM, &h->random, NULL));
+
+        assert_false(status_unrestricted(h, "truerandom"));
+        assert_false(status_unrestricted(h, "truerandom-random"));
+        assert_false(status_unrestricted(h, "truerandom-urandom"));
+        harness_free(h);
+}
+
 static void test_ioctls(void **state) {
         Harness *h = harness_new();
         FakeKernel *fk;
@@ -734,6 +798,8 @@ static void test_ioctls(void **state) {
         assert_int_equal(entcnt(h, CUSEDEV_RANDOM, &h->random, NULL), 24);
         assert_int_equal(fk_ioctl(fk, &p, RNDZAPENTCNT, NULL, 0), 0);
         assert_int_equal(fk_ioctl(fk, &p, RNDCLEARPOOL, NULL, 0), 0);
+        assert_false(status_unrestricted(h, "truerandom"));
+        assert_true(status_unrestricted(h, "truerandom-random"));
 
         /* Malformed RNDADDENTROPY: never a crash, the kernel's errno. */
         add.entropy_count = -1;
@@ -925,8 +991,6 @@ static void reload_and_wait(Harness *h, mode_t expect, unsigned ms) {
         while (node_mode(h, "truerandom") != expect && now_ms() < until)
                 sleep_ms(10);
 }
-
-static CtlStatus *control_status(Harness *h);
 
 /* The reload as `truerandomctl status` reports it, once the daemon has
  * handled `count` of them. */
@@ -2168,6 +2232,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_dropin_before_and_after_seeding, teardown),
                 cmocka_unit_test_teardown(test_dropin_parked_served_after_pool_seed, teardown),
                 cmocka_unit_test_teardown(test_ioctls, teardown),
+                cmocka_unit_test_teardown(test_restricted_ioctls, teardown),
                 cmocka_unit_test_teardown(test_userns_caller_refused, teardown),
                 cmocka_unit_test_teardown(test_malformed_ioctl_frames, teardown),
                 cmocka_unit_test_teardown(test_bounded_parking, teardown),

@@ -49,6 +49,8 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->min_reseed_interval_usec, b->min_reseed_interval_usec);
         assert_string_equal(a->socket_path, b->socket_path);
         assert_int_equal(a->cuse, b->cuse);
+        assert_int_equal(a->per_source_devices, b->per_source_devices);
+        assert_int_equal(a->dropin_unrestricted_ioctl, b->dropin_unrestricted_ioctl);
         assert_true(streq_null(a->egd_socket_path, b->egd_socket_path));
         assert_int_equal(a->assess_samples, b->assess_samples);
         assert_string_equal(a->state_directory, b->state_directory);
@@ -434,6 +436,7 @@ static const BadCase bad_cases[] = {
           "trng_name is too long for per_source_devices: "
           "t1234567890123456789012345678901234567890123456789012345678-jitter exceeds 64 characters" },
         { "[device]\nper_source_devices = maybe\n", 2, "per_source_devices must be yes or no" },
+        { "[device]\ndropin_unrestricted_ioctl = sometimes\n", 2, "dropin_unrestricted_ioctl must be yes or no" },
         { "[egd]\nsocket = egd.sock\n", 2, "socket must be an absolute path of at most 107 bytes, or none" },
         /* The first mistake is the one reported. */
         { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
@@ -602,6 +605,21 @@ static void test_per_source_devices(void **state) {
         config_done(&c);
 }
 
+/* dropin_unrestricted_ioctl: on by default (RNDADDENTROPY on the drop-ins
+ * works as on the kernel's devices); no turns it off. */
+static void test_dropin_unrestricted_ioctl(void **state) {
+        char *error = NULL;
+        Config c;
+
+        assert_int_equal(config_init_defaults(&c), 0);
+        assert_true(c.dropin_unrestricted_ioctl);
+        config_done(&c);
+        write_conf("[device]\ndropin_unrestricted_ioctl = no\n");
+        assert_int_equal(config_load(conf, false, &c, &error), 0);
+        assert_false(c.dropin_unrestricted_ioctl);
+        config_done(&c);
+}
+
 /* Devices that share a mode key share its default; every key is one
  * device's name or some devices' mode. */
 static void test_device_rows(void **state) {
@@ -705,6 +723,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_reload_keeps_previous),
                 cmocka_unit_test(test_device_rows),
                 cmocka_unit_test(test_per_source_devices),
+                cmocka_unit_test(test_dropin_unrestricted_ioctl),
                 cmocka_unit_test(test_source_keys_from_rows),
         };
 
