@@ -17,7 +17,9 @@
  *              each credited source, its blocks alone; default no),
  *              dropin_unrestricted_ioctl = yes|no (no: the drop-ins
  *              register without CUSE_UNRESTRICTED_IOCTL and refuse
- *              RNDADDENTROPY; default yes)
+ *              RNDADDENTROPY; default yes),
+ *              privileged_ioctls = capability|host-root|none (who the
+ *              drop-ins' privileged ioctls admit; default capability)
  *   [pool]     store_blocks, low_water, min_healthy, start_delay_ms,
  *              gate_window (samples per window the running gate judges)
  *   [crng]     reseed_interval (seconds), min_reseed_interval (seconds, up to
@@ -113,6 +115,18 @@ typedef struct ConfigDeviceRow {
 
 extern const ConfigDeviceRow config_devices[_CONFIG_DEVICE_MAX];
 
+/* [device] privileged_ioctls: who the drop-ins' privileged ioctls admit
+ * (cuse/privilege.h says what each reads). */
+typedef enum ConfigPrivileged {
+        CONFIG_PRIVILEGED_CAPABILITY, /* CAP_SYS_ADMIN in the initial user namespace, as the kernel */
+        CONFIG_PRIVILEGED_HOST_ROOT,  /* that, uid 0, and the daemon's pid namespace */
+        CONFIG_PRIVILEGED_NONE,       /* nobody */
+        _CONFIG_PRIVILEGED_MAX,
+} ConfigPrivileged;
+
+/* Their words in the file, NULL-terminated. */
+extern const char *const config_privileged_names[_CONFIG_PRIVILEGED_MAX + 1];
+
 typedef struct DeviceConfig {
         char *name;                /* the CUSE DEVNAME, /dev/NAME; NULL: none */
         mode_t mode;
@@ -141,6 +155,7 @@ typedef struct Config {
         bool cuse;                 /* [device] cuse: serve the CUSE devices (no: EGD and control only) */
         bool per_source_devices;   /* [device] per_source_devices: a TRNG device per credited source */
         bool dropin_unrestricted_ioctl; /* [device]: the drop-ins with CUSE_UNRESTRICTED_IOCTL (RNDADDENTROPY) */
+        unsigned privileged_ioctls; /* [device]: ConfigPrivileged, who the drop-ins' privileged ioctls admit */
         char *socket_path;
         char *egd_socket_path;     /* [egd] socket; NULL: none (the default) */
 

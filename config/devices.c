@@ -12,6 +12,13 @@
         [CONFIG_DEVICE_##ID] = { .name_key = name_key_, .default_name = name_, .mode_key = mode_key_,         \
                                  .default_mode = mode_, .group = group_, .dropin = dropin_ },
 const ConfigDeviceRow config_devices[_CONFIG_DEVICE_MAX] = { CONFIG_DEVICE_TABLE(CONFIG_DEVICE_ROW_) };
+
+const char *const config_privileged_names[_CONFIG_PRIVILEGED_MAX + 1] = {
+        [CONFIG_PRIVILEGED_CAPABILITY] = "capability",
+        [CONFIG_PRIVILEGED_HOST_ROOT] = "host-root",
+        [CONFIG_PRIVILEGED_NONE] = "none",
+        [_CONFIG_PRIVILEGED_MAX] = NULL,
+};
 #undef CONFIG_DEVICE_ROW_
 
 int config_source_device_name(const Config *c, ConfigSource s, char ret[static CONFIG_DEVICE_NAME_MAX + 1]) {

@@ -22,6 +22,8 @@ typedef struct FixedKey {
 
 #define FIXED(s, n, t, field, lo, hi) \
         { s, { .name = #n, .type = t, .offset = offsetof(Config, field), .min = lo, .max = hi } }
+#define FIXED_CHOICE(s, n, field, words) \
+        { s, { .name = #n, .type = KEY_CHOICE, .offset = offsetof(Config, field), .choices = words } }
 
 static const FixedKey fixed[] = {
         FIXED("device", group, KEY_GROUP, group, 0, 0),
@@ -38,6 +40,7 @@ static const FixedKey fixed[] = {
         FIXED("device", cuse, KEY_BOOL, cuse, 0, 0),
         FIXED("device", per_source_devices, KEY_BOOL, per_source_devices, 0, 0),
         FIXED("device", dropin_unrestricted_ioctl, KEY_BOOL, dropin_unrestricted_ioctl, 0, 0),
+        FIXED_CHOICE("device", privileged_ioctls, privileged_ioctls, config_privileged_names),
         FIXED("control", socket, KEY_SOCKET, socket_path, 0, 0),
         FIXED("egd", socket, KEY_SOCKET_NONE, egd_socket_path, 0, 0),
         FIXED("assessment", samples, KEY_UNSIGNED, assess_samples, CONFIG_ASSESS_SAMPLES_MIN,

@@ -42,6 +42,7 @@ typedef enum KeyType {
         KEY_PATH_NONE,   /* char * (or const char *): absolute path, or "none" for NULL */
         KEY_SOCKET,      /* char *: absolute path that fits sockaddr_un */
         KEY_SOCKET_NONE, /* char *: the same, or "none" for NULL */
+        KEY_CHOICE,      /* unsigned: the index of the value in choices */
 } KeyType;
 
 typedef struct Key {
@@ -52,6 +53,7 @@ typedef struct Key {
         size_t offset;
         uint64_t min, max;
         unsigned devices;
+        const char *const *choices; /* KEY_CHOICE: the words, NULL-terminated */
 } Key;
 
 /* Every key has an index below KEYS_MAX, for the line the file set it on:

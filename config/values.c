@@ -257,6 +257,22 @@ static int store_path(Parser *p, const Key *k, const char *value, void *field) {
         return -EINVAL;
 }
 
+/* One of the key's words; the message lists them. */
+static int store_choice(Parser *p, const Key *k, const char *value, void *field) {
+        char words[160] = "";
+        size_t n = 0;
+
+        for (unsigned i = 0; k->choices[i]; i++)
+                if (strcmp(value, k->choices[i]) == 0) {
+                        *(unsigned *) field = i;
+                        return 0;
+                }
+        for (unsigned i = 0; k->choices[i] && n < sizeof(words); i++)
+                n += (size_t) snprintf(words + n, sizeof(words) - n, "%s%s", i ? ", " : "", k->choices[i]);
+        parser_fail(p, -EINVAL, p->lineno, "%s must be one of %s", k->name, words);
+        return -EINVAL;
+}
+
 static int store(Parser *p, const Key *k, const char *section, const char *value, void *field) {
         switch (k->type) {
         case KEY_NAME:
@@ -293,6 +309,8 @@ static int store(Parser *p, const Key *k, const char *section, const char *value
         case KEY_SOCKET:
         case KEY_SOCKET_NONE:
                 return store_path(p, k, value, field);
+        case KEY_CHOICE:
+                return store_choice(p, k, value, field);
         }
         abort();
 }

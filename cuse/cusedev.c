@@ -374,7 +374,7 @@ bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, unsigned flags, co
 
 bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req) {
         const struct fuse_ctx *ctx = fuse_req_ctx(req);
-        return privilege_check(dev->hub->proc_root, ctx->pid, ctx->uid);
+        return privilege_check_mode(dev->hub->proc_root, ctx->pid, ctx->uid, dev->hub->params.limits.privileged_ioctls);
 }
 
 /* ------------------------------------------------------------------ */

@@ -27,6 +27,7 @@
 
 #include "crng/crng.h"
 #include "crng/seeder.h"
+#include "cuse/privilege.h"
 #include "pool/store.h"
 
 struct fuse_custom_io;
@@ -88,6 +89,7 @@ typedef struct CuseHubLimits {
         unsigned max_parked;          /* waiting reads per device; beyond: EAGAIN */
         unsigned max_parked_per_uid;  /* of them, one uid other than root's (CUSE_UID_USERNS one) */
         unsigned max_open_per_uid;    /* /dev/truerandom files of one uid but root; beyond: EMFILE */
+        PrivilegeMode privileged_ioctls; /* who the drop-ins' privileged ioctls admit */
 } CuseHubLimits;
 
 typedef struct CuseHubParams {

@@ -28,7 +28,7 @@ static void ignore(void *userdata) {
 
 static bool limits_valid(const CuseHubLimits *l) {
         return l->max_parked > 0 && l->max_parked_per_uid > 0 && l->max_parked_per_uid < l->max_parked &&
-               l->max_open_per_uid > 0;
+               l->max_open_per_uid > 0 && (unsigned) l->privileged_ioctls < _PRIVILEGE_MODE_MAX;
 }
 
 int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *seeder,

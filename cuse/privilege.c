@@ -30,6 +30,7 @@
 #define CAPEFF_FIELD "CapEff:"
 #define TGID_FIELD "Tgid:"
 #define UID_FIELD "Uid:"
+#define NSPID_FIELD "NSpid:"
 /* The initial user namespace's inode number, fixed since Linux 3.8
  * (include/linux/proc_ns.h; systemd relies on it too). */
 #define PROC_USER_INIT_INO UINT64_C(0xEFFFFFFD)
@@ -40,10 +41,12 @@ typedef struct CallerStatus {
         pid_t tgid;
         uid_t fsuid;
         uint64_t capeff;
+        unsigned nspid_levels;       /* pids in NSpid: (1: the daemon's pid namespace); 0: no such line */
         unsigned seen;               /* FIELD_* bits */
 } CallerStatus;
 
-enum { FIELD_TGID = 1, FIELD_UID = 2, FIELD_CAPEFF = 4 };
+enum { FIELD_TGID = 1, FIELD_UID = 2, FIELD_CAPEFF = 4, FIELD_NSPID = 8 };
+#define FIELDS_NEEDED (FIELD_TGID | FIELD_UID | FIELD_CAPEFF)
 
 static void fclosep(FILE **f) {
         if (*f)
@@ -149,6 +152,18 @@ static int parse_status_line(const char *line, CallerStatus *st) {
                 if (parse_capeff_value(line + strlen(CAPEFF_FIELD), &st->capeff) < 0 || st->seen & FIELD_CAPEFF)
                         return -EINVAL;
                 st->seen |= FIELD_CAPEFF;
+        } else if (strncmp(line, NSPID_FIELD, strlen(NSPID_FIELD)) == 0) {
+                /* The thread's pid in each pid namespace from /proc's down
+                 * to its own (Linux 4.1 and later). */
+                unsigned n = 0;
+
+                for (p = skip_blanks(line + strlen(NSPID_FIELD)); !at_line_end(p); n++)
+                        if (parse_decimal(&p, INT_MAX, &v) < 0)
+                                return -EINVAL;
+                if (n == 0 || st->seen & FIELD_NSPID)
+                        return -EINVAL;
+                st->nspid_levels = n;
+                st->seen |= FIELD_NSPID;
         }
         return 0;
 }
@@ -194,7 +209,7 @@ static int read_status(const char *path, CallerStatus *ret) {
                         return -EINVAL;
         if (ferror(f))
                 return -EIO;
-        if (st.seen != (FIELD_TGID | FIELD_UID | FIELD_CAPEFF))
+        if ((st.seen & FIELDS_NEEDED) != FIELDS_NEEDED)
                 return -ENOENT;
         *ret = st;
         return 0;
@@ -326,8 +341,8 @@ static bool pin_holds(const char *proc_root, pid_t tgid, const Pin *pin) {
 
 /* Whether the thread pid, whose request carries uid, lives in the daemon's
  * user namespace (1, 0, -errno as privilege_initial_userns()), and its
- * CapEff. */
-static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, uint64_t *ret_capeff) {
+ * status (CapEff, NSpid). */
+static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, CallerStatus *ret_status) {
         char path[PATH_MAX], task_dir[PATH_MAX];
         CallerStatus st;
         Pin pin = { .pidfd = -1 };
@@ -368,7 +383,7 @@ static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, uint64_t *
         if (pin.pidfd >= 0)
                 close(pin.pidfd);
         if (r >= 0)
-                *ret_capeff = st.capeff;
+                *ret_status = st;
         return r;
 }
 
@@ -379,13 +394,24 @@ uint32_t privilege_charge(const char *proc_root, pid_t pid, uid_t uid) {
 }
 
 int privilege_initial_userns(const char *proc_root, pid_t pid, uid_t uid) {
-        uint64_t capeff;
+        CallerStatus st;
 
-        return caller_userns(proc_root, pid, uid, &capeff);
+        return caller_userns(proc_root, pid, uid, &st);
+}
+
+bool privilege_check_mode(const char *proc_root, pid_t pid, uid_t uid, PrivilegeMode mode) {
+        CallerStatus st;
+
+        if (mode != PRIVILEGE_CAPABILITY && mode != PRIVILEGE_HOST_ROOT)
+                return false;
+        /* The request's uid is the status' fsuid (caller_userns() checks). */
+        if (mode == PRIVILEGE_HOST_ROOT && uid != 0)
+                return false;
+        if (caller_userns(proc_root, pid, uid, &st) != 1 || !((st.capeff >> CAP_SYS_ADMIN) & 1))
+                return false;
+        return mode == PRIVILEGE_CAPABILITY || st.nspid_levels == 1;
 }
 
 bool privilege_check(const char *proc_root, pid_t pid, uid_t uid) {
-        uint64_t capeff;
-
-        return caller_userns(proc_root, pid, uid, &capeff) == 1 && ((capeff >> CAP_SYS_ADMIN) & 1);
+        return privilege_check_mode(proc_root, pid, uid, PRIVILEGE_CAPABILITY);
 }

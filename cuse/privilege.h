@@ -28,8 +28,9 @@
  * measured on Linux 6.1 and 6.18: a child namespace whose maps are the full
  * identity reads the same. Only a process holding CAP_SETUID and CAP_SETGID
  * in the initial namespace can write such maps, so the fallback admits a
- * holder of those two capabilities who lacks CAP_SYS_ADMIN; truerandom(4)
- * says so. Everything that cannot be read or parsed is unprivileged (fail
+ * holder of those two capabilities who lacks CAP_SYS_ADMIN, container root
+ * among them; truerandom(4) says so, and PRIVILEGE_HOST_ROOT below refuses
+ * it by its pid namespace. Everything that cannot be read or parsed is unprivileged (fail
  * closed), and so is pid 0 (a caller in another pid namespace).
  *
  * The kernel holds the calling thread in its request until the reply, even
@@ -52,8 +53,26 @@ int privilege_parse_capeff(const char *status_text, uint64_t *ret_capeff);
  * every id to itself ("0 0 4294967295"), as the initial namespace's is. */
 bool privilege_map_is_identity(const char *map_text);
 
-/* pid: the thread id of the FUSE request; uid: its uid. */
+/* Who passes the privileged ioctls' check ([device] privileged_ioctls). */
+typedef enum PrivilegeMode {
+        /* CAP_SYS_ADMIN in the daemon's user namespace, read as above: the
+         * kernel's rule, with the residual risk above. */
+        PRIVILEGE_CAPABILITY,
+        /* That, and fsuid 0, and a thread of the daemon's pid namespace
+         * (one pid in the NSpid: line of its status): not the root of a
+         * container with a pid namespace of its own, whatever maps it made;
+         * not a service given CAP_SYS_ADMIN without being root. */
+        PRIVILEGE_HOST_ROOT,
+        /* Nobody. */
+        PRIVILEGE_NONE,
+        _PRIVILEGE_MODE_MAX,
+} PrivilegeMode;
+
+/* pid: the thread id of the FUSE request; uid: its uid. The kernel's rule
+ * (PRIVILEGE_CAPABILITY). */
 bool privilege_check(const char *proc_root, pid_t pid, uid_t uid);
+/* The same under mode; PRIVILEGE_NONE reads nothing. */
+bool privilege_check_mode(const char *proc_root, pid_t pid, uid_t uid, PrivilegeMode mode);
 
 /* Whether that caller lives in the daemon's user namespace (the initial
  * one), read as privilege_check() reads it, capabilities aside: 1 yes, 0

@@ -242,6 +242,9 @@ int daemon_on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 /* Reads the configuration again and applies it whole, or refuses it whole
  * (-errno; why in d->last_reload_error, and in the log). */
 int daemon_reload(Daemon *d);
+/* The devices' bounds and who the privileged ioctls admit, from c, at
+ * start and on reload. */
+CuseHubLimits daemon_hub_limits(const Config *c);
 /* The EGD server's bounds from c, at start and on reload: the devices'
  * ([device] max_parked in all, max_open_per_uid connections and
  * max_parked_per_uid waiting reads per uid). */

@@ -154,9 +154,7 @@ static int setup_pool(Daemon *d) {
                        d->store, d->crng, &d->seeder);
         if (r < 0)
                 return log_error_errno(r, "start-up");
-        r = cusehub_new(&(CuseHubParams){ .limits = { .max_parked = d->config.max_parked,
-                                                      .max_parked_per_uid = config_max_parked_per_uid(&d->config),
-                                                      .max_open_per_uid = d->config.max_open_per_uid },
+        r = cusehub_new(&(CuseHubParams){ .limits = daemon_hub_limits(&d->config),
                                           .proc_root = d->hooks.proc_root },
                         d->store, d->crng, d->seeder,
                         &(CuseHubCallbacks){ .event = daemon_on_cuse_event,

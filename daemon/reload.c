@@ -60,6 +60,19 @@ static int check_reload_without_root(Daemon *d, const Config *c, gid_t gid) {
         return 0;
 }
 
+CuseHubLimits daemon_hub_limits(const Config *c) {
+        static const PrivilegeMode modes[_CONFIG_PRIVILEGED_MAX] = {
+                [CONFIG_PRIVILEGED_CAPABILITY] = PRIVILEGE_CAPABILITY,
+                [CONFIG_PRIVILEGED_HOST_ROOT] = PRIVILEGE_HOST_ROOT,
+                [CONFIG_PRIVILEGED_NONE] = PRIVILEGE_NONE,
+        };
+
+        return (CuseHubLimits){ .max_parked = c->max_parked,
+                                .max_parked_per_uid = config_max_parked_per_uid(c),
+                                .max_open_per_uid = c->max_open_per_uid,
+                                .privileged_ioctls = modes[c->privileged_ioctls] };
+}
+
 EgdLimits daemon_egd_limits(const Config *c) {
         return (EgdLimits){ .max_connections = c->max_parked,
                             .max_per_uid = c->max_open_per_uid,
@@ -68,6 +81,7 @@ EgdLimits daemon_egd_limits(const Config *c) {
 
 static int apply_config(Daemon *d, Config *c) {
         bool changed[_CONFIG_SOURCE_MAX] = { false };
+        CuseHubLimits hub_limits;
         char *keep;
         gid_t gid;
         int r;
@@ -93,9 +107,8 @@ static int apply_config(Daemon *d, Config *c) {
         keep = c->state_directory;
         c->state_directory = d->config.state_directory;
         d->config.state_directory = keep;
-        (void)cusehub_set_limits(d->hub, &(CuseHubLimits){ .max_parked = c->max_parked,
-                                                           .max_parked_per_uid = config_max_parked_per_uid(c),
-                                                           .max_open_per_uid = c->max_open_per_uid });
+        hub_limits = daemon_hub_limits(c);
+        (void)cusehub_set_limits(d->hub, &hub_limits);
         if (d->egd) {
                 EgdLimits limits = daemon_egd_limits(c);
                 (void)egd_set_limits(d->egd, &limits);

@@ -226,10 +226,11 @@ int fakeproc_add(FakeProc *fp, pid_t pid, uid_t uid, uint64_t capeff, FakeProcNs
 
         snprintf(status, sizeof(status),
                  "Name:\tcaller\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\n"
-                 "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nGroups:\t\nCapInh:\t0000000000000000\n"
+                 "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nGroups:\t\nNStgid:\t%d\nNSpid:\t%d\n"
+                 "CapInh:\t0000000000000000\n"
                  "CapPrm:\t%016" PRIx64 "\nCapEff:\t%016" PRIx64 "\nCapBnd:\t000001ffffffffff\n"
                  "CapAmb:\t0000000000000000\nNoNewPrivs:\t0\n",
-                 (int) pid, (int) pid, uid, uid, uid, uid, uid, uid, uid, uid, capeff, capeff);
+                 (int) pid, (int) pid, uid, uid, uid, uid, uid, uid, uid, uid, (int) pid, (int) pid, capeff, capeff);
         snprintf(path, sizeof(path), "%s/%d/task/%d/ns", fp->root, (int) pid, (int) pid);
         r = mkdir_p(path);
         if (r < 0)

@@ -1132,6 +1132,64 @@ static void test_reload_without_file_takes_defaults(void **state) {
         harness_free(h);
 }
 
+/* [device] privileged_ioctls, as reloads change it. Host root: uid 0 with
+ * CAP_SYS_ADMIN in the daemon's namespaces. Container root: uid 0 with
+ * every capability, in user-namespace maps that read as the initial one's
+ * (what a root holding CAP_SETUID and CAP_SETGID can write), but pid 1 of a
+ * pid namespace of its own. capability admits both (the kernel's rule, as
+ * the daemon can read it: issue 23's hostile finding 4); host-root admits
+ * host root alone (not priv either, a service with CAP_SYS_ADMIN but uid
+ * 1000); none admits nobody. Anyone still reads the count. */
+static void test_privileged_ioctls_modes(void **state) {
+        static const struct {
+                const char *mode;
+                int host, container, service;
+        } rows[] = {
+                { "capability", 0, 0, 0 },
+                { "host-root", 0, -EPERM, -EPERM },
+                { "none", -EPERM, -EPERM, -EPERM },
+                { "capability", 0, 0, 0 },
+        };
+        Harness *h = harness_new();
+        char *error = NULL, text[256];
+        FkFile host, ctr, svc;
+        CtlStatus *j;
+        int v = 8;
+
+        write_conf(h, "[pool]\nstart_delay_ms = 600000\n");
+        config_done(&h->config);
+        assert_int_equal(config_load(h->conf, false, &h->config, &error), 0);
+        h->use_conf_file = true;
+        assert_int_equal(harness_start(h), 0);
+        assert_int_equal(fakeproc_add(h->proc, idle_callers[20], 0, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME), 0);
+        assert_int_equal(fakeproc_add(h->proc, idle_callers[21], 0, UINT64_C(0x000001ffffffffff), FAKEPROC_NS_SAME), 0);
+        snprintf(text, sizeof(text), "Tgid:\t%d\nUid:\t0\t0\t0\t0\nNStgid:\t%d\t1\nNSpid:\t%d\t1\n"
+                 "CapEff:\t000001ffffffffff\n", (int) idle_callers[21], (int) idle_callers[21], (int) idle_callers[21]);
+        assert_int_equal(fakeproc_write(h->proc, idle_callers[21], "status", text), 0);
+        host = ctr = svc = h->random;
+        host.caller = (FkCaller){ .uid = 0, .gid = 0, .pid = (uint32_t) idle_callers[20] };
+        ctr.caller = (FkCaller){ .uid = 0, .gid = 0, .pid = (uint32_t) idle_callers[21] };
+        svc.caller = priv;
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                if (i > 0) {
+                        snprintf(text, sizeof(text), "[pool]\nstart_delay_ms = 600000\n[device]\nprivileged_ioctls = %s\n",
+                                 rows[i].mode);
+                        write_conf(h, text);
+                        assert_int_equal(kill(getpid(), SIGHUP), 0);
+                        j = wait_reload_status(h, (double) i);
+                        assert_string_equal(ctl_status_get_string(ctl_status_get_object(ctl_status_root(j), "reload"),
+                                                                  "result"), "ok");
+                        ctl_status_free(j);
+                }
+                assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &host, RNDADDTOENTCNT, &v, sizeof(v)), rows[i].host);
+                assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &ctr, RNDADDTOENTCNT, &v, sizeof(v)), rows[i].container);
+                assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &svc, RNDZAPENTCNT, NULL, 0), rows[i].service);
+                assert_true(entcnt(h, CUSEDEV_RANDOM, &h->random, &unpriv) >= 0);
+        }
+        harness_free(h);
+}
+
 static void test_failing_source_stalls_truerandom(void **state) {
         Harness *h = harness_new();
         uint8_t stuck[8192];
@@ -2239,6 +2297,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_stop_answers_parked_readers, teardown),
                 cmocka_unit_test_teardown(test_reload_good_and_bad, teardown),
                 cmocka_unit_test_teardown(test_reload_without_file_takes_defaults, teardown),
+                cmocka_unit_test_teardown(test_privileged_ioctls_modes, teardown),
                 cmocka_unit_test_teardown(test_failing_source_stalls_truerandom, teardown),
                 cmocka_unit_test_teardown(test_null_device, teardown),
                 cmocka_unit_test_teardown(test_status_accounts_every_byte, teardown),

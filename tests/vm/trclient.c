@@ -19,7 +19,8 @@
  * parser, `rows` looks at raw captures, `cpu` measures a process's CPU time,
  * and `exec` runs a program as the -u user. -n makes the caller root of a
  * user namespace of its own, as `unshare -Ur` does (every capability inside
- * it, none outside), for the privilege checks. */
+ * it, none outside), for the privilege checks; -c root of a container
+ * that writes itself full identity maps (enter_container()). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1773,10 +1774,90 @@ static int enter_userns(void) {
         return 0;
 }
 
+/* The status of child pid, as this process's exit status. */
+static int child_status(pid_t pid) {
+        int st;
+
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return EXIT_FAIL;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_FAIL;
+}
+
+/* Drops CAP_SYS_ADMIN from every set, as a container runtime's default
+ * capability list leaves root (CAP_SETUID and CAP_SETGID stay). */
+static int drop_sys_admin(void) {
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+        unsigned i = CAP_TO_INDEX(CAP_SYS_ADMIN);
+
+        if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) < 0 || syscall(SYS_capget, &hdr, data) < 0)
+                return -errno;
+        data[i].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+        data[i].permitted &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+        data[i].inheritable &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+        return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+/* -c, as root: root of a container that shares the host's user namespace
+ * (issue 23, hostile finding 4). A pid namespace of its own; its pid 1
+ * drops CAP_SYS_ADMIN and keeps CAP_SETUID and CAP_SETGID, as a runtime
+ * leaves it; a child of that makes a user namespace and pid 1 writes the
+ * full identity maps for it, which CAP_SETUID and CAP_SETGID in the
+ * initial namespace allow. That child, every capability in CapEff, runs
+ * the command; the others wait and exit with its status. */
+static int enter_container(void) {
+        int ready[2], go[2];
+        char c, path[64];
+        pid_t pid;
+        int r;
+
+        if (unshare(CLONE_NEWPID) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid > 0)
+                exit(child_status(pid));
+        if ((r = drop_sys_admin()) < 0)
+                return r;
+        if (pipe(ready) < 0 || pipe(go) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (unshare(CLONE_NEWUSER) < 0)
+                        return -errno;
+                if (write(ready[1], "u", 1) != 1 || read(go[0], &c, 1) != 1)
+                        return -EIO;
+                userns_note = ", container root: full identity maps, CAP_SYS_ADMIN only in its own namespace";
+                return 0;
+        }
+        r = read(ready[0], &c, 1) == 1 ? 0 : -EIO;
+        snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
+        if (r == 0)
+                r = write_proc(path, "0 0 4294967295");
+        snprintf(path, sizeof(path), "/proc/%d/gid_map", (int) pid);
+        if (r == 0)
+                r = write_proc(path, "0 0 4294967295");
+        if (r < 0) {
+                printf("FAIL -c: the container's maps: %s\n", errname(-r));
+                kill(pid, SIGKILL);
+                (void) child_status(pid);
+                exit(EXIT_FAIL);
+        }
+        if (write(go[1], "g", 1) != 1)
+                exit(EXIT_FAIL);
+        exit(child_status(pid));
+}
+
 static void usage(void) {
         fprintf(stderr,
                 "usage: trclient [-u UID:GID[:G1,G2]] [-n] [-w WATCHDOG_S] COMMAND ARGS\n"
                 "  -n: then root of a new user namespace (unshare -Ur)\n"
+                "  -c: as root: root of a container (own pid namespace, no CAP_SYS_ADMIN) in a\n"
+                "      user namespace with the full identity maps\n"
                 "  open DEV                       open O_RDONLY\n"
                 "  read DEV N [MS]                blocking reads until N bytes (deadline MS, 30000)\n"
                 "  bytes DEV N [MS]               the same, and the bytes in hex (N <= 65536)\n"
@@ -1809,12 +1890,12 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
         const char *cmd, *dev;
-        bool userns = false;
+        bool userns = false, container = false;
         char **a;
         int opt, na, r;
 
         setvbuf(stdout, NULL, _IOLBF, 0);
-        while ((opt = getopt(argc, argv, "+u:nw:")) != -1)
+        while ((opt = getopt(argc, argv, "+u:ncw:")) != -1)
                 switch (opt) {
                 case 'u':
                         r = drop_privileges(optarg);
@@ -1826,6 +1907,9 @@ int main(int argc, char **argv) {
                 case 'n':
                         userns = true;
                         break;
+                case 'c':
+                        container = true;
+                        break;
                 case 'w':
                         watchdog_seconds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
@@ -1834,6 +1918,10 @@ int main(int argc, char **argv) {
                         return EXIT_FAIL;
                 }
         /* After -u, wherever it came: the namespace is made by that user. */
+        if (container && (r = enter_container()) < 0) {
+                printf("FAIL -c: cannot become a container's root: %s\n", errname(-r));
+                return EXIT_FAIL;
+        }
         if (userns && (r = enter_userns()) < 0) {
                 printf("FAIL -n: cannot become root of a user namespace: %s\n", errname(-r));
                 return EXIT_FAIL;

@@ -51,6 +51,7 @@ static void assert_config_equal(const Config *a, const Config *b) {
         assert_int_equal(a->cuse, b->cuse);
         assert_int_equal(a->per_source_devices, b->per_source_devices);
         assert_int_equal(a->dropin_unrestricted_ioctl, b->dropin_unrestricted_ioctl);
+        assert_int_equal(a->privileged_ioctls, b->privileged_ioctls);
         assert_true(streq_null(a->egd_socket_path, b->egd_socket_path));
         assert_int_equal(a->assess_samples, b->assess_samples);
         assert_string_equal(a->state_directory, b->state_directory);
@@ -437,6 +438,7 @@ static const BadCase bad_cases[] = {
           "t1234567890123456789012345678901234567890123456789012345678-jitter exceeds 64 characters" },
         { "[device]\nper_source_devices = maybe\n", 2, "per_source_devices must be yes or no" },
         { "[device]\ndropin_unrestricted_ioctl = sometimes\n", 2, "dropin_unrestricted_ioctl must be yes or no" },
+        { "[device]\nprivileged_ioctls = root\n", 2, "privileged_ioctls must be one of capability, host-root, none" },
         { "[egd]\nsocket = egd.sock\n", 2, "socket must be an absolute path of at most 107 bytes, or none" },
         /* The first mistake is the one reported. */
         { "[device]\nmax_parked = 0\nbogus = 1\n", 2, "max_parked must be a decimal integer in [9, 1000000]" },
@@ -620,6 +622,26 @@ static void test_dropin_unrestricted_ioctl(void **state) {
         config_done(&c);
 }
 
+/* privileged_ioctls: capability (the kernel's rule) by default; each word
+ * its value. */
+static void test_privileged_ioctls(void **state) {
+        static const char *const words[] = { "capability", "host-root", "none" };
+        char *error = NULL, text[64];
+        Config c;
+
+        assert_int_equal(config_init_defaults(&c), 0);
+        assert_int_equal(c.privileged_ioctls, CONFIG_PRIVILEGED_CAPABILITY);
+        config_done(&c);
+        for (unsigned i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+                snprintf(text, sizeof(text), "[device]\nprivileged_ioctls = %s\n", words[i]);
+                write_conf(text);
+                assert_int_equal(config_load(conf, false, &c, &error), 0);
+                assert_int_equal(c.privileged_ioctls, i);
+                assert_string_equal(config_privileged_names[i], words[i]);
+                config_done(&c);
+        }
+}
+
 /* Devices that share a mode key share its default; every key is one
  * device's name or some devices' mode. */
 static void test_device_rows(void **state) {
@@ -724,6 +746,7 @@ int main(void) {
                 cmocka_unit_test(test_device_rows),
                 cmocka_unit_test(test_per_source_devices),
                 cmocka_unit_test(test_dropin_unrestricted_ioctl),
+                cmocka_unit_test(test_privileged_ioctls),
                 cmocka_unit_test(test_source_keys_from_rows),
         };
 

@@ -240,6 +240,58 @@ static void test_fake_proc(void **state) {
         assert_false(privilege_check("/nonexistent-proc-root", a, 0));
 }
 
+/* [device] privileged_ioctls: capability is the kernel's rule; host-root
+ * also wants uid 0 and the daemon's pid namespace (one pid in NSpid:),
+ * which root of a container with a pid namespace of its own is not, though
+ * its full identity maps pass for the initial user namespace (issue 23,
+ * hostile finding 4: capability admits it); none admits nobody. */
+static void test_fake_proc_modes(void **state) {
+        Fake *f = *state;
+        const char *root = fakeproc_root(f->fp);
+        pid_t host = f->pids[0], svc = f->pids[1], ctr = f->pids[2], old = f->pids[3];
+        char text[256];
+
+        assert_int_equal(fakeproc_add(f->fp, host, 0, SYS_ADMIN_BIT, FAKEPROC_NS_SAME), 0);
+        assert_true(privilege_check_mode(root, host, 0, PRIVILEGE_CAPABILITY));
+        assert_true(privilege_check_mode(root, host, 0, PRIVILEGE_HOST_ROOT));
+        assert_false(privilege_check_mode(root, host, 0, PRIVILEGE_NONE));
+        assert_false(privilege_check_mode(root, host, 0, _PRIVILEGE_MODE_MAX));
+
+        /* A service given CAP_SYS_ADMIN without being root. */
+        assert_int_equal(fakeproc_add(f->fp, svc, 1000, SYS_ADMIN_BIT, FAKEPROC_NS_SAME), 0);
+        assert_true(privilege_check_mode(root, svc, 1000, PRIVILEGE_CAPABILITY));
+        assert_false(privilege_check_mode(root, svc, 1000, PRIVILEGE_HOST_ROOT));
+
+        /* Container root: pid 1 of its own pid namespace, every capability
+         * in a user namespace whose maps read as the initial one's. */
+        assert_int_equal(fakeproc_add(f->fp, ctr, 0, UINT64_C(0x000001ffffffffff), FAKEPROC_NS_SAME), 0);
+        snprintf(text, sizeof(text), "Tgid:\t%d\nUid:\t0\t0\t0\t0\nNStgid:\t%d\t1\nNSpid:\t%d\t1\n"
+                 "CapEff:\t000001ffffffffff\n", (int) ctr, (int) ctr, (int) ctr);
+        assert_int_equal(fakeproc_write(f->fp, ctr, "status", text), 0);
+        assert_true(privilege_check_mode(root, ctr, 0, PRIVILEGE_CAPABILITY));
+        assert_false(privilege_check_mode(root, ctr, 0, PRIVILEGE_HOST_ROOT));
+
+        /* No NSpid: line (before Linux 4.1): host-root cannot tell, so no. */
+        assert_int_equal(fakeproc_add(f->fp, old, 0, SYS_ADMIN_BIT, FAKEPROC_NS_SAME), 0);
+        snprintf(text, sizeof(text), "Tgid:\t%d\nUid:\t0\t0\t0\t0\nCapEff:\t0000000000200000\n", (int) old);
+        assert_int_equal(fakeproc_write(f->fp, old, "status", text), 0);
+        assert_true(privilege_check_mode(root, old, 0, PRIVILEGE_CAPABILITY));
+        assert_false(privilege_check_mode(root, old, 0, PRIVILEGE_HOST_ROOT));
+        /* A malformed or repeated NSpid: line is a status the kernel never
+         * prints: unprivileged either way. */
+        snprintf(text, sizeof(text), "Tgid:\t%d\nUid:\t0\t0\t0\t0\nNSpid:\t\nCapEff:\t0000000000200000\n", (int) old);
+        assert_int_equal(fakeproc_write(f->fp, old, "status", text), 0);
+        assert_false(privilege_check_mode(root, old, 0, PRIVILEGE_CAPABILITY));
+        snprintf(text, sizeof(text), "Tgid:\t%d\nUid:\t0\t0\t0\t0\nNSpid:\t%d\nNSpid:\t%d\n"
+                 "CapEff:\t0000000000200000\n", (int) old, (int) old, (int) old);
+        assert_int_equal(fakeproc_write(f->fp, old, "status", text), 0);
+        assert_false(privilege_check_mode(root, old, 0, PRIVILEGE_HOST_ROOT));
+        snprintf(text, sizeof(text), "Tgid:\t%d\nUid:\t0\t0\t0\t0\nNSpid:\t%d x\nCapEff:\t0000000000200000\n",
+                 (int) old, (int) old);
+        assert_int_equal(fakeproc_write(f->fp, old, "status", text), 0);
+        assert_false(privilege_check_mode(root, old, 0, PRIVILEGE_HOST_ROOT));
+}
+
 /* The devices' question (which account a caller is charged to): whether
  * it lives in the daemon's user namespace at all, whatever its
  * capabilities; anything that cannot be told is an error the devices take
@@ -471,6 +523,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fake_proc, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_fake_proc_gone, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_fake_proc_initial_userns, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_fake_proc_modes, fake_setup, fake_teardown),
                 cmocka_unit_test(test_real_proc_self),
                 cmocka_unit_test(test_real_proc_root_without_cap),
                 cmocka_unit_test(test_real_proc_zombie),
