@@ -34,6 +34,8 @@
 /* The initial user namespace's inode number, fixed since Linux 3.8
  * (include/linux/proc_ns.h; systemd relies on it too). */
 #define PROC_USER_INIT_INO UINT64_C(0xEFFFFFFD)
+/* The longest status line read whole (privilege.c's fields). */
+#define STATUS_LINE_MAX 512
 /* One extent is one line of at most 3 x 10 digits and separators. */
 #define MAP_TEXT_MAX 128
 
@@ -194,19 +196,42 @@ static int proc_path(char *buf, size_t size, const char *fmt, ...) {
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Line by line, because the Groups: line can be hundreds of KiB for a
- * process with many supplementary groups. Every field must be there. */
+/* Whether a status line is one of the fields parse_status_line() reads. */
+static bool status_field(const char *line) {
+        static const char *const fields[] = { TGID_FIELD, UID_FIELD, CAPEFF_FIELD, NSPID_FIELD };
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                if (strncmp(line, fields[i], strlen(fields[i])) == 0)
+                        return true;
+        return false;
+}
+
+/* Line by line in a fixed buffer: the Groups: line can be hundreds of KiB
+ * for a process with many supplementary groups, and is skipped, never kept.
+ * A field read here that does not fit (NSpid: with 32 nested pid
+ * namespaces takes ~360 bytes) is malformed. Every field needed must be
+ * there. */
 static int read_status(const char *path, CallerStatus *ret) {
         _cleanup_(fclosep) FILE *f = fopen(path, "re");
-        _cleanup_free_ char *line = NULL;
+        char line[STATUS_LINE_MAX];
         CallerStatus st = { 0 };
-        size_t size = 0;
 
         if (!f)
                 return -errno;
-        while (getline(&line, &size, f) >= 0)
+        while (fgets(line, sizeof(line), f)) {
+                size_t n = strlen(line);
+                int c;
+
+                if (n > 0 && line[n - 1] != '\n' && !feof(f)) {
+                        if (status_field(line))
+                                return -EINVAL;
+                        while ((c = getc(f)) != EOF && c != '\n')
+                                ;
+                        continue;
+                }
                 if (parse_status_line(line, &st) < 0)
                         return -EINVAL;
+        }
         if (ferror(f))
                 return -EIO;
         if ((st.seen & FIELDS_NEEDED) != FIELDS_NEEDED)
@@ -344,9 +369,9 @@ static bool pin_holds(const char *proc_root, pid_t tgid, const Pin *pin) {
  * status (CapEff, NSpid). */
 static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, CallerStatus *ret_status) {
         char path[PATH_MAX], task_dir[PATH_MAX];
+        struct stat st_task;
         CallerStatus st;
         Pin pin = { .pidfd = -1 };
-        pid_t tgid;
         int r;
 
         if (pid <= 0)
@@ -354,31 +379,43 @@ static int caller_userns(const char *proc_root, pid_t pid, uid_t uid, CallerStat
         if (!proc_root)
                 proc_root = "/proc";
 
-        /* The request names a thread; the pin needs its thread group. */
+        /* Cheapest first: a caller in another user namespace is told by its
+         * ns link or its id maps, a few bytes each, before anything reads
+         * its status, which 65,536 supplementary groups (setgroups() in a
+         * user namespace of one's own) make ~460 KB that the kernel formats
+         * afresh on every read: 7.2 ms against 0.03 (issue 23). */
+        r = proc_path(path, sizeof(path), "%s/%d", proc_root, (int) pid);
+        if (r < 0)
+                return r;
+        r = same_user_namespace(proc_root, path);
+        if (r <= 0)
+                return r;
+
+        /* Its status, once: the thread group the request's thread is in,
+         * its fsuid, CapEff and NSpid. The kernel holds the thread in its
+         * request until the reply, so the thread id is not reused
+         * meanwhile (privilege.h); the pin below is a second line. */
         r = proc_path(path, sizeof(path), "%s/%d/status", proc_root, (int) pid);
         if (r < 0)
                 return r;
         r = read_status(path, &st);
         if (r < 0)
                 return r;
-        tgid = st.tgid;
-        r = pin_take(proc_root, tgid, &pin);
+        if (st.fsuid != uid)
+                return -ESRCH;
+        r = pin_take(proc_root, st.tgid, &pin);
         if (r < 0)
                 return r;
 
-        /* From here on through the thread group: a tid that is not one of
-         * its threads is not found. Everything read must have come from the
-         * pinned process, not from one that took its pid after it exited. */
-        r = proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) tgid, (int) pid);
-        if (r >= 0)
-                r = proc_path(path, sizeof(path), "%s/status", task_dir);
-        if (r >= 0)
-                r = read_status(path, &st);
-        if (r >= 0 && (st.tgid != tgid || st.fsuid != uid))
+        /* Through the thread group from here on: a tid that is not one of
+         * its threads is not found, and the namespace is asked again of
+         * the pinned process. */
+        r = proc_path(task_dir, sizeof(task_dir), "%s/%d/task/%d", proc_root, (int) st.tgid, (int) pid);
+        if (r >= 0 && stat(task_dir, &st_task) < 0)
                 r = -ESRCH;
         if (r >= 0)
                 r = same_user_namespace(proc_root, task_dir);
-        if (r >= 0 && !pin_holds(proc_root, tgid, &pin))
+        if (r >= 0 && !pin_holds(proc_root, st.tgid, &pin))
                 r = -ESRCH;
         if (pin.pidfd >= 0)
                 close(pin.pidfd);

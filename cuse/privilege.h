@@ -6,10 +6,16 @@
  * is relative to the caller's user namespace, and anyone can make one
  * (`unshare -Ur`) and hold every capability inside it.
  *
- * What the daemon reads, all under proc_root (NULL: /proc):
- *   TID/status               Tgid of the thread the FUSE request names
- *   TGID/task/TID/status     CapEff, and the fsuid (Uid: line), which must be
- *                            the request's uid
+ * What the daemon reads, all under proc_root (NULL: /proc), cheapest first:
+ *   TID/ns/user (or TID/uid_map and gid_map, below): a caller in another
+ *                            user namespace is refused on these alone, before
+ *                            its status, which 65,536 supplementary groups
+ *                            make ~460 KB that the kernel formats on every
+ *                            read (240 times the usual cost)
+ *   TID/status, once         Tgid, the fsuid (Uid: line), which must be the
+ *                            request's uid, CapEff and NSpid; read line by
+ *                            line in a fixed buffer, the Groups: line skipped
+ *   TGID/task/TID            the thread is one of that group's
  *   TGID/task/TID/ns/user    compared (device, inode) with self/ns/user
  *   TGID/task/TID/uid_map,   only when the ns link may not be read (below)
  *   TGID/task/TID/gid_map

@@ -299,22 +299,29 @@ static uid_t peer_charge(const Control *c, const struct ucred *cred) {
         return privilege_charge(c->cb.proc_root, cred->pid, cred->uid);
 }
 
-/* Why a new connection charged to uid is refused (control.h has the
- * bounds), or NULL. What a uid holds is counted on the list: it has 16
- * entries at most. */
-static const char *conn_refused(const Control *c, uid_t uid, char *buf, size_t size) {
-        unsigned mine;
-
+/* The bounds that need no look at the peer's /proc (which a peer with
+ * 65,536 groups makes costly, issue 23): all connections taken, or the
+ * rest kept for root. uid: the peer's, 0 for root alone, as its charge. */
+static const char *conn_refused_any(const Control *c, uid_t uid, char *buf, size_t size) {
         if (c->n_conns >= CONTROL_MAX_CONNECTIONS) {
                 snprintf(buf, size, "all %u control connections are taken", CONTROL_MAX_CONNECTIONS);
                 return buf;
         }
-        if (uid == 0)
-                return NULL;
-        if (c->n_conns - conns_of(c, 0) >= CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) {
+        if (uid != 0 && c->n_conns - conns_of(c, 0) >= CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) {
                 snprintf(buf, size, "the control connections left are kept for root");
                 return buf;
         }
+        return NULL;
+}
+
+/* Why a new connection charged to uid is refused by the per-uid bound
+ * (control.h), or NULL. What a uid holds is counted on the list: it has 16
+ * entries at most. */
+static const char *conn_refused(const Control *c, uid_t uid, char *buf, size_t size) {
+        unsigned mine;
+
+        if (uid == 0)
+                return NULL;
         mine = conns_of(c, uid);
         if (mine >= CONTROL_MAX_PER_UID && uid == CUSE_UID_USERNS)
                 snprintf(buf, size, "user namespaces hold %u control connections, the most they may together", mine);
@@ -359,8 +366,12 @@ static int on_listen(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         close(cfd);
                         continue;
                 }
-                charge = peer_charge(c, &cred);
-                why = conn_refused(c, charge, buf, sizeof(buf));
+                /* The bounds first, the peer's /proc only for the per-uid
+                 * one (root's charge is 0 without a look). */
+                why = conn_refused_any(c, cred.uid, buf, sizeof(buf));
+                charge = why ? cred.uid : peer_charge(c, &cred);
+                if (!why)
+                        why = conn_refused(c, charge, buf, sizeof(buf));
                 if (why)
                         refuse_busy(cfd, why);
                 else if (conn_new(c, cfd, &cred, charge) < 0)

@@ -240,11 +240,21 @@ int fakeproc_add(FakeProc *fp, pid_t pid, uid_t uid, uint64_t capeff, FakeProcNs
                  (int) pid, (int) pid, (int) pid);
         if ((r = write_file(path, stat)) < 0)
                 return r;
-        snprintf(path, sizeof(path), "%s/%d/status", fp->root, (int) pid);
-        if ((r = write_file(path, status)) < 0 || (r = fakeproc_write(fp, pid, "status", status)) < 0 ||
+        if ((r = fakeproc_write(fp, pid, "status", status)) < 0 ||
             (r = fakeproc_write(fp, pid, "uid_map", "         0          0 4294967295\n")) < 0 ||
             (r = fakeproc_write(fp, pid, "gid_map", "         0          0 4294967295\n")) < 0)
                 return r;
+        /* PID/ shows its thread's files, as the kernel's /proc/TID/ does:
+         * what a test writes into the task is what both paths read. */
+        for (size_t i = 0; i < 4; i++) {
+                static const char *const names[] = { "status", "uid_map", "gid_map", "ns" };
+                char target[64];
+
+                snprintf(path, sizeof(path), "%s/%d/%s", fp->root, (int) pid, names[i]);
+                snprintf(target, sizeof(target), "task/%d/%s", (int) pid, names[i]);
+                if ((unlink(path) < 0 && errno != ENOENT) || symlink(target, path) < 0)
+                        return -errno;
+        }
 
         snprintf(path, sizeof(path), "%s/%d/task/%d/ns/user", fp->root, (int) pid, (int) pid);
         if (unlink(path) < 0 && errno != ENOENT)

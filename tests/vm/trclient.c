@@ -1056,6 +1056,89 @@ static int ctl_connect(const char *path) {
         return fd;
 }
 
+/* The status of child pid, as this process's exit status. */
+static int child_status(pid_t pid) {
+        int st;
+
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return EXIT_FAIL;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_FAIL;
+}
+
+#define HAMMER_MAX 64
+
+/* procs processes, each looping RNDZAPENTCNT on its own open file of dev
+ * for seconds, and one more connecting to and closing the control socket
+ * at path: every request makes the daemon ask whether the caller is
+ * privileged, which (before issue 23) read the caller's /proc status, twice,
+ * before anything cheap; with -g's 65,536 groups that is ~460 KB each. The
+ * counts are in shared memory; every ioctl must be refused with EPERM. At
+ * nice 19: on a guest's one CPU the attack should cost the daemon's work,
+ * not the scheduler's. */
+static int cmd_hammer(const char *dev, const char *path, unsigned seconds, unsigned procs) {
+        struct Counts {
+                _Atomic uint64_t eperm, other, connects, failed;
+        } *n;
+        pid_t pids[HAMMER_MAX + 1];
+        int64_t t0 = now_us();
+        unsigned started = 0;
+        int status = EXIT_OK;
+
+        if (procs == 0 || procs > HAMMER_MAX || seconds == 0)
+                return EXIT_FAIL;
+        n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (n == MAP_FAILED)
+                return EXIT_FAIL;
+        memset(n, 0, sizeof(*n));
+        for (unsigned i = 0; i <= procs; i++) {
+                pids[i] = fork();
+                if (pids[i] < 0)
+                        break;
+                started++;
+                if (pids[i] > 0)
+                        continue;
+                errno = 0;
+                if (nice(19) == -1 && errno != 0)
+                        _exit(EXIT_FAIL);
+                if (i == procs) {
+                        while (ms_since(t0) < seconds * 1000.0) {
+                                int fd = ctl_connect(path);
+
+                                if (fd < 0)
+                                        n->failed++;
+                                else
+                                        n->connects++;
+                                if (fd >= 0)
+                                        close(fd);
+                        }
+                        _exit(0);
+                }
+                int fd = open(dev, O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0)
+                        _exit(EXIT_ERR);
+                while (ms_since(t0) < seconds * 1000.0) {
+                        if (ioctl(fd, RNDZAPENTCNT) < 0 && errno == EPERM)
+                                n->eperm++;
+                        else
+                                n->other++;
+                }
+                _exit(0);
+        }
+        for (unsigned i = 0; i < started; i++)
+                if (child_status(pids[i]) != 0)
+                        status = EXIT_ERR;
+        if (started != procs + 1 || n->other > 0)
+                status = EXIT_ERR;
+        printf("%s hammer %s: %" PRIu64 " RNDZAPENTCNT refused EPERM, %" PRIu64 " not, from %u processes; %" PRIu64
+               " control connects (%" PRIu64 " failed) in %.1f s (uid=%d, %d groups)\n",
+               status == EXIT_OK ? "OK" : "ERR", dev, (uint64_t) n->eperm, (uint64_t) n->other, procs,
+               (uint64_t) n->connects, (uint64_t) n->failed, ms_since(t0) / 1000.0, (int) getuid(),
+               getgroups(0, NULL));
+        return status;
+}
+
 /* Keeps n connections to truerandomd's control socket open for seconds,
  * asking nothing, and opens a new one as soon as the daemon closes one
  * (busy, or its 5 s deadline): what issue 12 found locks root's status
@@ -1774,16 +1857,6 @@ static int enter_userns(void) {
         return 0;
 }
 
-/* The status of child pid, as this process's exit status. */
-static int child_status(pid_t pid) {
-        int st;
-
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return EXIT_FAIL;
-        return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_FAIL;
-}
-
 /* Drops CAP_SYS_ADMIN from every set, as a container runtime's default
  * capability list leaves root (CAP_SETUID and CAP_SETGID stay). */
 static int drop_sys_admin(void) {
@@ -1799,6 +1872,30 @@ static int drop_sys_admin(void) {
         return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
 }
 
+/* The parent's half of -c and -g once the child made its user namespace
+ * (r: whether that went well): writes the child's maps (host_pid: its pid
+ * in this /proc), lets it go on, and exits with its status; never returns. */
+static _Noreturn void maps_then_wait(int r, pid_t pid, pid_t host_pid, const char *uid_map, const char *gid_map,
+                                     int go_fd, const char *option) {
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) host_pid);
+        if (r == 0)
+                r = write_proc(path, uid_map);
+        snprintf(path, sizeof(path), "/proc/%d/gid_map", (int) host_pid);
+        if (r == 0)
+                r = write_proc(path, gid_map);
+        if (r < 0) {
+                printf("FAIL %s: the namespace's maps: %s\n", option, errname(-r));
+                kill(pid, SIGKILL);
+                (void) child_status(pid);
+                exit(EXIT_FAIL);
+        }
+        if (write(go_fd, "g", 1) != 1)
+                exit(EXIT_FAIL);
+        exit(child_status(pid));
+}
+
 /* -c, as root: root of a container that shares the host's user namespace
  * (issue 23, hostile finding 4). A pid namespace of its own; its pid 1
  * drops CAP_SYS_ADMIN and keeps CAP_SETUID and CAP_SETGID, as a runtime
@@ -1808,8 +1905,8 @@ static int drop_sys_admin(void) {
  * the command; the others wait and exit with its status. */
 static int enter_container(void) {
         int ready[2], go[2];
-        char c, path[64];
-        pid_t pid;
+        pid_t pid, host_pid = 0;
+        char c;
         int r;
 
         if (unshare(CLONE_NEWPID) < 0)
@@ -1827,29 +1924,62 @@ static int enter_container(void) {
         if (pid < 0)
                 return -errno;
         if (pid == 0) {
+                /* /proc is the host's: the pid its maps are under is the
+                 * one /proc/self names, not the one fork() returned. */
+                char self[32] = "";
+
+                if (readlink("/proc/self", self, sizeof(self) - 1) < 0)
+                        return -errno;
+                host_pid = (pid_t) strtol(self, NULL, 10);
                 if (unshare(CLONE_NEWUSER) < 0)
                         return -errno;
-                if (write(ready[1], "u", 1) != 1 || read(go[0], &c, 1) != 1)
+                if (write(ready[1], &host_pid, sizeof(host_pid)) != sizeof(host_pid) || read(go[0], &c, 1) != 1)
                         return -EIO;
                 userns_note = ", container root: full identity maps, CAP_SYS_ADMIN only in its own namespace";
                 return 0;
         }
-        r = read(ready[0], &c, 1) == 1 ? 0 : -EIO;
-        snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
-        if (r == 0)
-                r = write_proc(path, "0 0 4294967295");
-        snprintf(path, sizeof(path), "/proc/%d/gid_map", (int) pid);
-        if (r == 0)
-                r = write_proc(path, "0 0 4294967295");
-        if (r < 0) {
-                printf("FAIL -c: the container's maps: %s\n", errname(-r));
-                kill(pid, SIGKILL);
-                (void) child_status(pid);
-                exit(EXIT_FAIL);
+        r = read(ready[0], &host_pid, sizeof(host_pid)) == sizeof(host_pid) ? 0 : -EIO;
+        maps_then_wait(r, pid, host_pid, "0 0 4294967295", "0 0 4294967295", go[1], "-c");
+}
+
+/* -g UID, as root: uid UID in a user namespace of its own whose gid_map
+ * root wrote (as newgidmap does from /etc/subgid: 65,536 gids from
+ * 100000), holding all 65,536 as supplementary groups, which makes its
+ * /proc status ~460 KB (issue 23, hostile finding 1). The child runs the
+ * command; root waits and exits with its status. */
+#define MANY_GROUPS 65536
+static int enter_many_groups(uid_t uid) {
+        int ready[2], go[2];
+        char c, map[64];
+        gid_t *groups;
+        pid_t pid;
+        int r;
+
+        if (pipe(ready) < 0 || pipe(go) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        return -errno;
+                prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+                if (unshare(CLONE_NEWUSER) < 0)
+                        return -errno;
+                if (write(ready[1], "u", 1) != 1 || read(go[0], &c, 1) != 1)
+                        return -EIO;
+                groups = calloc(MANY_GROUPS, sizeof(*groups));
+                if (!groups)
+                        return -ENOMEM;
+                for (gid_t g = 0; g < MANY_GROUPS; g++)
+                        groups[g] = g;
+                r = setgroups(MANY_GROUPS, groups) < 0 ? -errno : 0;
+                free(groups);
+                return r;
         }
-        if (write(go[1], "g", 1) != 1)
-                exit(EXIT_FAIL);
-        exit(child_status(pid));
+        r = read(ready[0], &c, 1) == 1 ? 0 : -EIO;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) uid);
+        maps_then_wait(r, pid, pid, map, "0 100000 65536", go[1], "-g");
 }
 
 static void usage(void) {
@@ -1858,6 +1988,7 @@ static void usage(void) {
                 "  -n: then root of a new user namespace (unshare -Ur)\n"
                 "  -c: as root: root of a container (own pid namespace, no CAP_SYS_ADMIN) in a\n"
                 "      user namespace with the full identity maps\n"
+                "  -g UID: as root: UID in a user namespace with 65,536 supplementary groups\n"
                 "  open DEV                       open O_RDONLY\n"
                 "  read DEV N [MS]                blocking reads until N bytes (deadline MS, 30000)\n"
                 "  bytes DEV N [MS]               the same, and the bytes in hex (N <= 65536)\n"
@@ -1871,6 +2002,7 @@ static void usage(void) {
                 "  ioctl DEV RNDGETENTCNT|RNDADDTOENTCNT|RNDADDENTROPY|RNDZAPENTCNT|RNDCLEARPOOL|RNDRESEEDCRNG [BITS]\n"
                 "  write DEV N                    write N bytes\n"
                 "  storm DEV N SECONDS            RNDRESEEDCRNG N times and for SECONDS\n"
+                "  hammer DEV SOCKET SECONDS PROCS  PROCS loops of RNDZAPENTCNT, control connects\n"
                 "  loop DEV SECONDS BUFSIZE       read for SECONDS, report the total\n"
                 "  stream DEV BYTES SECONDS       copy to stdout (rate on stderr)\n"
                 "  waitread DEV N MS              wait for the node and its first bytes\n"
@@ -1891,11 +2023,12 @@ static void usage(void) {
 int main(int argc, char **argv) {
         const char *cmd, *dev;
         bool userns = false, container = false;
+        long many_groups = -1;
         char **a;
         int opt, na, r;
 
         setvbuf(stdout, NULL, _IOLBF, 0);
-        while ((opt = getopt(argc, argv, "+u:ncw:")) != -1)
+        while ((opt = getopt(argc, argv, "+u:ncg:w:")) != -1)
                 switch (opt) {
                 case 'u':
                         r = drop_privileges(optarg);
@@ -1910,6 +2043,9 @@ int main(int argc, char **argv) {
                 case 'c':
                         container = true;
                         break;
+                case 'g':
+                        many_groups = strtol(optarg, NULL, 10);
+                        break;
                 case 'w':
                         watchdog_seconds = (unsigned) strtoul(optarg, NULL, 10);
                         break;
@@ -1918,6 +2054,10 @@ int main(int argc, char **argv) {
                         return EXIT_FAIL;
                 }
         /* After -u, wherever it came: the namespace is made by that user. */
+        if (many_groups >= 0 && (r = enter_many_groups((uid_t) many_groups)) < 0) {
+                printf("FAIL -g: cannot take 65536 groups in a user namespace: %s\n", errname(-r));
+                return EXIT_FAIL;
+        }
         if (container && (r = enter_container()) < 0) {
                 printf("FAIL -c: cannot become a container's root: %s\n", errname(-r));
                 return EXIT_FAIL;
@@ -1960,6 +2100,8 @@ int main(int argc, char **argv) {
                                    (int) ARG(3, 0), (unsigned) ARG(4, 0));
         if (strcmp(cmd, "ioctl") == 0 && na >= 1)
                 return cmd_ioctl(dev, a[0], na > 1 ? atoi(a[1]) : 64);
+        if (strcmp(cmd, "hammer") == 0 && na >= 3)
+                return cmd_hammer(dev, a[0], (unsigned) ARG(1, 0), (unsigned) ARG(2, 0));
         if (strcmp(cmd, "storm") == 0 && na >= 2)
                 return cmd_storm(dev, ARG(0, 0), (unsigned) ARG(1, 0));
         if (strcmp(cmd, "write") == 0 && na >= 1)
