@@ -1,11 +1,16 @@
-/* render-openmetrics.c - the status for Prometheus (see render.h).
+/* render-openmetrics.c - the status for Prometheus (see render.h), in
+ * OpenMetrics 1.0 or the Prometheus text format 0.0.4.
  *
  * The object is walked, not listed field by field, so that a field the
- * daemon adds appears as a metric without a change here. Prometheus wants
- * a family's samples together, under one HELP and TYPE: samples are
+ * daemon adds appears as a metric without a change here. Both formats
+ * want a family's samples together, under one HELP and TYPE: samples are
  * gathered first, then printed family by family in order of first sight.
- * Names from the daemon become [a-z0-9_] and label values are escaped, so
- * no daemon can break the exposition.
+ * Names from the daemon become [a-z0-9_], a member in seconds ends in
+ * _seconds and a rate in _per_second (the base units both formats ask
+ * for), and label values are escaped, so no daemon can break the
+ * exposition. The formats differ in a counter's family name (OpenMetrics
+ * names it without the _total its samples carry), in the info type
+ * (OpenMetrics' own; a gauge in 0.0.4) and in OpenMetrics' closing # EOF.
  * Flow: ctlstatus -> [render-openmetrics] -> stdout (-> node_exporter). */
 #include "render.h"
 
@@ -19,11 +24,17 @@
 #define NAME_MAX_LEN 128
 #define LABELS_MAX_LEN 512
 
+typedef enum SampleType {
+        SAMPLE_GAUGE,
+        SAMPLE_COUNTER, /* the sample's name ends in _total, its family's (OpenMetrics) not */
+        SAMPLE_INFO,    /* the sample's name ends in _info, its family's (OpenMetrics) not */
+} SampleType;
+
 typedef struct Sample {
-        char name[NAME_MAX_LEN];
+        char name[NAME_MAX_LEN];     /* the family's, in OpenMetrics terms */
         char labels[LABELS_MAX_LEN]; /* 'a="x",b="y"' or empty */
         double value;
-        bool counter;
+        SampleType type;
 } Sample;
 
 typedef struct Samples {
@@ -32,8 +43,9 @@ typedef struct Samples {
         int error;
 } Samples;
 
-/* Ever-growing counts: TYPE counter, and the _total suffix Prometheus
- * expects of them. Everything else is a gauge. */
+/* Ever-growing counts (a restarted source starts its own again, which
+ * both formats allow a counter): TYPE counter, and the _total suffix of
+ * their samples. Everything else is a gauge. */
 static const char *const counters[] = {
         "samples", "blocks", "credited_bits", "rct", "apt", "permanent_rct", "permanent_apt", "read_errors",
         "blocks_in", "blocks_served", "blocks_seeded", "blocks_purged", "blocks_displaced", "bytes_served",
@@ -50,49 +62,48 @@ static const struct {
 } helps[] = {
         { "truerandom_up", "1 if truerandomctl reached truerandomd and read its status" },
         { "truerandom_health", "0 serving, 1 degraded, 2 not serving /dev/truerandom (truerandomctl(1))" },
-        { "truerandom_version", "status schema version" },
-        { "truerandom_daemon_version", "truerandomd's version, as a label" },
-        { "truerandom_uptime_s", "seconds since truerandomd started" },
+        { "truerandom_build", "truerandomd's version and its status schema, as labels" },
+        { "truerandom_uptime_seconds", "seconds since truerandomd started" },
         { "truerandom_ready", "1 once every device is up and the CRNG seeded" },
         { "truerandom_stopping", "1 while truerandomd shuts down" },
         { "truerandom_trng_serving", "1 while /dev/truerandom hands out bytes" },
         { "truerandom_min_healthy", "healthy credited sources /dev/truerandom needs" },
-        { "truerandom_reload_count_total", "configuration reloads (SIGHUP) handled" },
+        { "truerandom_reload_count", "configuration reloads (SIGHUP) handled" },
         { "truerandom_reload_result", "the last reload's result, as a label (ok, refused, none)" },
-        { "truerandom_reload_age_s", "seconds since the last reload" },
+        { "truerandom_reload_age_seconds", "seconds since the last reload" },
         { "truerandom_source_state", "a source's state, as a label" },
         { "truerandom_source_credit_bits", "credit in force: the last window's grant, bits per sample" },
-        { "truerandom_source_credited_bits_per_s", "credited bits per second over the last 5 to 10 s" },
+        { "truerandom_source_credited_bits_per_second", "credited bits per second over the last 5 to 10 s" },
         { "truerandom_source_credit_origin", "how the credit is set, as a label (auto, explicit)" },
         { "truerandom_source_credit_cap_bits", "the most a window may be granted: auto's cap, or the explicit credit" },
-        { "truerandom_source_samples_total", "raw samples read" },
-        { "truerandom_source_credited_bits_total", "entropy bits credited" },
-        { "truerandom_source_failures_rct_total", "repetition count test failures" },
-        { "truerandom_source_failures_apt_total", "adaptive proportion test failures" },
+        { "truerandom_source_samples", "raw samples read" },
+        { "truerandom_source_credited_bits", "entropy bits credited" },
+        { "truerandom_source_failures_rct", "repetition count test failures" },
+        { "truerandom_source_failures_apt", "adaptive proportion test failures" },
         { "truerandom_source_selftest_result", "the sampler self-test at open, as a label (passed, or why not)" },
         { "truerandom_source_selftest_step", "clock step the jitter source divides its deltas by" },
         { "truerandom_source_selftest_distinct", "distinct 8-bit samples in the self-test's window" },
         { "truerandom_source_selftest_row_max", "most common value's count in the first 1000 samples after open" },
         { "truerandom_source_store_fill", "the source's blocks stored now" },
-        { "truerandom_source_blocks_served_total", "the source's blocks served, from any device" },
-        { "truerandom_source_bytes_served_total", "bytes of the source's blocks served, from any device" },
+        { "truerandom_source_blocks_served", "the source's blocks served, from any device" },
+        { "truerandom_source_bytes_served", "bytes of the source's blocks served, from any device" },
         { "truerandom_source_gate_window", "samples per window the running gate judges" },
-        { "truerandom_source_gate_windows_credited_total", "windows the running gate credited" },
-        { "truerandom_source_gate_windows_refused_total", "windows the running gate refused: none of their samples counted" },
-        { "truerandom_source_gate_refusals_total", "bursts of refused windows (each after a credited one, or the start)" },
+        { "truerandom_source_gate_windows_credited", "windows the running gate credited" },
+        { "truerandom_source_gate_windows_refused", "windows the running gate refused: none of their samples counted" },
+        { "truerandom_source_gate_refusals", "bursts of refused windows (each after a credited one, or the start)" },
         { "truerandom_source_gate_last", "the last window's verdict, as a label (credited, refused)" },
         { "truerandom_source_gate_estimate_bits", "the last window's SP 800-90B min-entropy estimate, bits per sample" },
         { "truerandom_store_fill", "conditioned blocks ready" },
         { "truerandom_store_capacity", "conditioned blocks the store holds" },
-        { "truerandom_store_bytes_served_total", "bytes served from /dev/truerandom" },
-        { "truerandom_store_blocks_displaced_total", "blocks erased from a full store to make room for a source "
+        { "truerandom_store_bytes_served", "bytes served from /dev/truerandom" },
+        { "truerandom_store_blocks_displaced", "blocks erased from a full store to make room for a source "
                                                      "whose own device's readers waited" },
         { "truerandom_device_waiting", "readers waiting on the device" },
         { "truerandom_egd_socket", "the EGD socket's path, as a label" },
-        { "truerandom_kernel_feed_feeds_total", "feeds of the kernel's pool truerandom-seed-kernel reported" },
+        { "truerandom_kernel_feed_feeds", "feeds of the kernel's pool truerandom-seed-kernel reported" },
         { "truerandom_kernel_feed_last_bits", "bits the last feed gave the kernel" },
         { "truerandom_kernel_feed_last_reason", "why the last feed was made, as a label" },
-        { "truerandom_kernel_feed_last_age_s", "seconds since the last feed" },
+        { "truerandom_kernel_feed_last_age_seconds", "seconds since the last feed" },
         { "truerandom_hwrng_core", "1 if the kernel has a hw_random core (/sys/class/misc/hw_random)" },
         { "truerandom_hwrng_current", "the hwrng /dev/hwrng reads (rng_current), as a label" },
         { "truerandom_hwrng_quality", "entropy per 1024 bits the kernel credits the current hwrng with (rng_quality)" },
@@ -103,27 +114,27 @@ static const struct {
         { "truerandom_egd_connections", "EGD peers connected now" },
         { "truerandom_egd_waiting", "EGD reads waiting for blocks now" },
         { "truerandom_egd_waiting_uids", "distinct uids among the EGD reads waiting" },
-        { "truerandom_egd_accepted_total", "EGD connections accepted" },
-        { "truerandom_egd_refused_total", "EGD connections refused: over a bound" },
-        { "truerandom_egd_dropped_total", "EGD peers disconnected: not EGD, a write not root's, a waiting bound" },
-        { "truerandom_egd_requests_total", "EGD requests handled" },
-        { "truerandom_egd_bytes_served_total", "bytes of /dev/truerandom's blocks served over EGD" },
-        { "truerandom_egd_bytes_written_total", "bytes root wrote over EGD, mixed into the CRNG uncredited" },
-        { "truerandom_device_bytes_served_total", "bytes served by the device" },
+        { "truerandom_egd_accepted", "EGD connections accepted" },
+        { "truerandom_egd_refused", "EGD connections refused: over a bound" },
+        { "truerandom_egd_dropped", "EGD peers disconnected: not EGD, a write not root's, a waiting bound" },
+        { "truerandom_egd_requests", "EGD requests handled" },
+        { "truerandom_egd_bytes_served", "bytes of /dev/truerandom's blocks served over EGD" },
+        { "truerandom_egd_bytes_written", "bytes root wrote over EGD, mixed into the CRNG uncredited" },
+        { "truerandom_device_bytes_served", "bytes served by the device" },
         { "truerandom_device_source", "the source whose blocks alone the device serves, as a label" },
         { "truerandom_crng_seeded", "1 once the CRNG is seeded" },
-        { "truerandom_crng_seed_age_s", "seconds since the last CRNG reseed" },
+        { "truerandom_crng_seed_age_seconds", "seconds since the last CRNG reseed" },
         { "truerandom_crng_reseed_pending", "1 while a CRNG reseed waits for a block" },
-        { "truerandom_crng_vm_generation_changes_total", "times the machine was found cloned or restored" },
-        { "truerandom_crng_vm_blocks_purged_total", "stored blocks erased because the machine was cloned" },
-        { "truerandom_crng_rekeys_total", "uncredited getrandom() rekeys of the CRNG (VM generation changes)" },
-        { "truerandom_crng_trigger_requests_total", "CRNG reseeds asked for, by trigger" },
-        { "truerandom_crng_trigger_reseeds_total", "CRNG reseeds that served a trigger's request" },
+        { "truerandom_crng_vm_generation_changes", "times the machine was found cloned or restored" },
+        { "truerandom_crng_vm_blocks_purged", "stored blocks erased because the machine was cloned" },
+        { "truerandom_crng_rekeys", "uncredited getrandom() rekeys of the CRNG (VM generation changes)" },
+        { "truerandom_crng_trigger_requests", "CRNG reseeds asked for, by trigger" },
+        { "truerandom_crng_trigger_reseeds", "CRNG reseeds that served a trigger's request" },
         { "truerandom_vm_generation_detection", "whether clones and restores are noticed, as a label "
                                                 "(available, unavailable, no-device)" },
-        { "truerandom_vm_generation_lost_records_total", "times kernel log records were lost unread (each handled "
+        { "truerandom_vm_generation_lost_records", "times kernel log records were lost unread (each handled "
                                                          "as a VM generation change)" },
-        { "truerandom_resume_jumps_total", "resumes from suspend seen (CLOCK_BOOTTIME jumps)" },
+        { "truerandom_resume_jumps", "resumes from suspend seen (CLOCK_BOOTTIME jumps)" },
 };
 
 static bool in(const char *const *list, size_t n, const char *s) {
@@ -176,7 +187,20 @@ static bool add_label(char *labels, const char *name, const char *value) {
         return true;
 }
 
-static void push(Samples *s, const char *name, const char *labels, double value, bool counter) {
+/* name with its unit spelled as both formats want it: "_s" (seconds) is
+ * "_seconds", "_per_s" is "_per_second". */
+static void unit_name(char *out, const char *name) {
+        size_t n = strlen(name);
+        const char *unit = NULL;
+
+        if (n > 6 && strcmp(name + n - 6, "_per_s") == 0)
+                unit = "_per_second", n -= 6;
+        else if (n > 2 && strcmp(name + n - 2, "_s") == 0)
+                unit = "_seconds", n -= 2;
+        snprintf(out, NAME_MAX_LEN, "%.*s%s", (int) n, name, unit ? unit : "");
+}
+
+static void push(Samples *s, const char *name, const char *labels, double value, SampleType type) {
         Sample *x;
 
         if (s->n == s->allocated) {
@@ -190,10 +214,10 @@ static void push(Samples *s, const char *name, const char *labels, double value,
                 s->allocated = a;
         }
         x = &s->v[s->n++];
-        snprintf(x->name, sizeof(x->name), "%s%s", name, counter ? "_total" : "");
+        unit_name(x->name, name);
         snprintf(x->labels, sizeof(x->labels), "%s", labels);
         x->value = value;
-        x->counter = counter;
+        x->type = type;
 }
 
 static void walk(Samples *s, const char *prefix, const char *labels, const CtlStatusObject *o);
@@ -237,22 +261,26 @@ static void walk(Samples *s, const char *prefix, const char *labels, const CtlSt
                 char name[NAME_MAX_LEN], l[LABELS_MAX_LEN];
                 double d;
 
+                /* The root's schema and daemon versions: truerandom_build. */
+                if (!labels[0] && strcmp(prefix, METRIC_PREFIX) == 0 &&
+                    (strcmp(key, "version") == 0 || strcmp(key, "daemon_version") == 0))
+                        continue;
                 if (!join_name(name, prefix, key))
                         continue;
                 switch (json_object_get_type(v)) {
                 case json_type_int:
                 case json_type_double:
                         if (ctl_status_get_number(o, key, &d))
-                                push(s, name, labels, d, IN(counters, key));
+                                push(s, name, labels, d, IN(counters, key) ? SAMPLE_COUNTER : SAMPLE_GAUGE);
                         break;
                 case json_type_boolean:
-                        push(s, name, labels, json_object_get_boolean(v) ? 1 : 0, false);
+                        push(s, name, labels, json_object_get_boolean(v) ? 1 : 0, SAMPLE_GAUGE);
                         break;
                 case json_type_string:
                         snprintf(l, sizeof(l), "%s", labels);
                         if (!IN(texts, key) && ctl_status_get_string(o, key) &&
                             add_label(l, name + strlen(prefix) + 1, ctl_status_get_string(o, key)))
-                                push(s, name, l, 1, false);
+                                push(s, name, l, 1, SAMPLE_GAUGE);
                         break;
                 case json_type_object:
                         walk(s, name, labels, v);
@@ -288,12 +316,35 @@ static void print_value(FILE *out, double v) {
         fprintf(out, "%s\n", buf);
 }
 
-int ctl_render_openmetrics(const CtlStatus *status, FILE *out) {
+/* truerandom_build_info{version="...",schema="N"} 1: what OpenMetrics
+ * calls an info metric, for the daemon's version and its status schema. */
+static void push_build(Samples *s, const CtlStatus *status) {
+        const CtlStatusObject *root = ctl_status_root(status);
+        const char *version = ctl_status_get_string(root, "daemon_version");
+        char labels[LABELS_MAX_LEN] = "", schema[24] = "";
+        double v;
+
+        if (ctl_status_get_number(root, "version", &v))
+                snprintf(schema, sizeof(schema), "%.0f", v);
+        if (add_label(labels, "version", version ? version : "") && add_label(labels, "schema", schema))
+                push(s, METRIC_PREFIX "_build", labels, 1, SAMPLE_INFO);
+}
+
+static const char *type_name(SampleType t, CtlMetricsFormat format) {
+        return t == SAMPLE_COUNTER ? "counter" : t == SAMPLE_INFO && format == CTL_METRICS_OPENMETRICS ? "info" : "gauge";
+}
+
+static const char *sample_suffix(SampleType t) {
+        return t == SAMPLE_COUNTER ? "_total" : t == SAMPLE_INFO ? "_info" : "";
+}
+
+int ctl_render_metrics(const CtlStatus *status, CtlMetricsFormat format, FILE *out) {
         Samples s = { 0 };
 
-        push(&s, METRIC_PREFIX "_up", "", status ? 1 : 0, false);
+        push(&s, METRIC_PREFIX "_up", "", status ? 1 : 0, SAMPLE_GAUGE);
         if (status) {
-                push(&s, METRIC_PREFIX "_health", "", ctl_status_health(status), false);
+                push_build(&s, status);
+                push(&s, METRIC_PREFIX "_health", "", ctl_status_health(status), SAMPLE_GAUGE);
                 walk(&s, METRIC_PREFIX, "", ctl_status_root(status));
         }
         if (s.error < 0) {
@@ -301,7 +352,10 @@ int ctl_render_openmetrics(const CtlStatus *status, FILE *out) {
                 return s.error;
         }
         for (size_t i = 0; i < s.n; i++) {
-                const char *help;
+                const char *help, *suffix = sample_suffix(s.v[i].type);
+                /* 0.0.4 names a family as its samples; OpenMetrics without
+                 * the type's suffix. */
+                const char *family_suffix = format == CTL_METRICS_PROMETHEUS ? suffix : "";
                 bool first = true;
 
                 for (size_t j = 0; j < i && first; j++)
@@ -309,21 +363,20 @@ int ctl_render_openmetrics(const CtlStatus *status, FILE *out) {
                 if (!first)
                         continue;
                 help = help_of(s.v[i].name);
-                if (help)
-                        fprintf(out, "# HELP %s %s\n", s.v[i].name, help);
-                else
-                        fprintf(out, "# HELP %s truerandomd status field\n", s.v[i].name);
-                fprintf(out, "# TYPE %s %s\n", s.v[i].name, s.v[i].counter ? "counter" : "gauge");
+                fprintf(out, "# HELP %s%s %s\n", s.v[i].name, family_suffix, help ? help : "truerandomd status field");
+                fprintf(out, "# TYPE %s%s %s\n", s.v[i].name, family_suffix, type_name(s.v[i].type, format));
                 for (size_t j = i; j < s.n; j++) {
                         if (strcmp(s.v[j].name, s.v[i].name) != 0)
                                 continue;
                         if (s.v[j].labels[0])
-                                fprintf(out, "%s{%s} ", s.v[j].name, s.v[j].labels);
+                                fprintf(out, "%s%s{%s} ", s.v[j].name, suffix, s.v[j].labels);
                         else
-                                fprintf(out, "%s ", s.v[j].name);
+                                fprintf(out, "%s%s ", s.v[j].name, suffix);
                         print_value(out, s.v[j].value);
                 }
         }
+        if (format == CTL_METRICS_OPENMETRICS)
+                fputs("# EOF\n", out);
         free(s.v);
         return ferror(out) ? -EIO : 0;
 }

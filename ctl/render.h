@@ -18,10 +18,16 @@ int ctl_render_text(const CtlStatus *status, FILE *out);
  * (for a pipe, a log, --full), every byte still made printable. */
 int ctl_render_text_full(const CtlStatus *status, FILE *out, bool full);
 
-/* The status as Prometheus text exposition (format 0.0.4, what
- * node_exporter's textfile collector reads): every number and boolean of
- * the object as a metric "truerandom_<path>", sources and devices as
- * labels, strings that name a state as labels of a metric of value 1, each
- * family with HELP and TYPE. A status of NULL (daemon unreachable) gives
- * truerandom_up 0 alone. 0, -ENOMEM, or -EIO on a write error. */
-int ctl_render_openmetrics(const CtlStatus *status, FILE *out);
+typedef enum CtlMetricsFormat {
+        CTL_METRICS_OPENMETRICS, /* OpenMetrics 1.0 text: counters' families without _total, info, # EOF */
+        CTL_METRICS_PROMETHEUS,  /* Prometheus text exposition 0.0.4 (node_exporter's textfile collector) */
+} CtlMetricsFormat;
+
+/* The status as metrics: every number and boolean of the object as a
+ * metric "truerandom_<path>" (seconds in _seconds, rates in _per_second),
+ * sources and devices as labels, strings that name a state as labels of a
+ * metric of value 1, the version and schema as truerandom_build_info, each
+ * family with HELP and TYPE; counters for counts that only grow. A status
+ * of NULL (daemon unreachable) gives truerandom_up 0 alone. 0, -ENOMEM,
+ * or -EIO on a write error. */
+int ctl_render_metrics(const CtlStatus *status, CtlMetricsFormat format, FILE *out);

@@ -23,6 +23,7 @@ typedef enum StatusFormat {
         FORMAT_TEXT,
         FORMAT_JSON,
         FORMAT_OPENMETRICS,
+        FORMAT_PROMETHEUS,
 } StatusFormat;
 
 enum {
@@ -43,6 +44,7 @@ static int parse_options(int argc, char *argv[], StatusFormat *ret, bool *ret_fu
                 [FORMAT_TEXT] = "text",
                 [FORMAT_JSON] = "json",
                 [FORMAT_OPENMETRICS] = "openmetrics",
+                [FORMAT_PROMETHEUS] = "prometheus",
         };
         StatusFormat format = FORMAT_TEXT;
         bool json = false;
@@ -58,13 +60,18 @@ static int parse_options(int argc, char *argv[], StatusFormat *ret, bool *ret_fu
                                 if (strcmp(optarg, formats[format]) == 0)
                                         break;
                         if (format == ELEMENTSOF(formats))
-                                return ctl_fail(EXIT_USAGE, "--format takes text, json or openmetrics, not '%s'",
+                                return ctl_fail(EXIT_USAGE,
+                                                "--format takes text, json, openmetrics or prometheus, not '%s'",
                                                 optarg);
                 } else if (!ctl_option_global(c))
                         return EXIT_USAGE;
         }
         *ret = json ? FORMAT_JSON : format;
         return EXIT_OK;
+}
+
+static CtlMetricsFormat metrics_format(StatusFormat format) {
+        return format == FORMAT_PROMETHEUS ? CTL_METRICS_PROMETHEUS : CTL_METRICS_OPENMETRICS;
 }
 
 /* The verdict on the status, after printing it (*ret_judged); or, when
@@ -86,8 +93,8 @@ static int show_status(StatusFormat format, bool full, const char *socket_path, 
         if (format == FORMAT_JSON) {
                 fwrite(r.payload, 1, r.payload_size, stdout);
                 fputc('\n', stdout);
-        } else if (format == FORMAT_OPENMETRICS)
-                code = ctl_render_openmetrics(status, stdout) < 0 ? EXIT_FAILED : EXIT_OK;
+        } else if (format == FORMAT_OPENMETRICS || format == FORMAT_PROMETHEUS)
+                code = ctl_render_metrics(status, metrics_format(format), stdout) < 0 ? EXIT_FAILED : EXIT_OK;
         else
                 ctl_render_text_full(status, stdout, full);
         ctl_status_free(status);
@@ -111,8 +118,8 @@ static int status_unreachable(StatusFormat format) {
                         puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
                         json_object_put(j);
                 }
-        } else if (format == FORMAT_OPENMETRICS)
-                (void) ctl_render_openmetrics(NULL, stdout);
+        } else if (format == FORMAT_OPENMETRICS || format == FORMAT_PROMETHEUS)
+                (void) ctl_render_metrics(NULL, metrics_format(format), stdout);
         fflush(stdout);
         return EXIT_NOT_RUNNING;
 }

@@ -6,7 +6,7 @@
  *   request  ctl_request_parse(), what the daemon reads from any local user
  *   reply    ctl_reply_parse(), what truerandomctl reads from the socket
  *   status   ctl_status_parse(), ctl_render_text() and
- *            ctl_render_openmetrics(), the status payload
+ *            ctl_render_metrics() in both formats, the status payload
  * Checks: a failed parse leaves its output alone; an accepted packet
  * round-trips through the matching formatter (requests and replies) or
  * json-c's printer (status) to the same value; the rendered status keeps to
@@ -165,22 +165,27 @@ static void fuzz_status(const uint8_t *msg, size_t size) {
         check_rendered(text, text_size);
         free(text);
 
-        /* The metrics: every line a comment or "name[{labels}] value". */
-        text = NULL;
-        text_size = 0;
-        out = open_memstream(&text, &text_size);
-        FUZZ_CHECK(out);
-        r = ctl_render_openmetrics(st, out);
-        FUZZ_CHECK(fclose(out) == 0);
-        FUZZ_CHECK(r == 0 || r == -ENOMEM);
-        for (char *line = text; r == 0 && line && *line;) {
-                char *nl = strchr(line, '\n');
-                FUZZ_CHECK(nl);
-                FUZZ_CHECK(line[0] == '#' || strncmp(line, "truerandom_", 11) == 0);
-                FUZZ_CHECK(memchr(line, ' ', (size_t) (nl - line)));
-                line = nl + 1;
+        /* The metrics, both formats: every line a comment or "name[{labels}]
+         * value"; OpenMetrics' last line # EOF. */
+        for (int f = CTL_METRICS_OPENMETRICS; f <= CTL_METRICS_PROMETHEUS; f++) {
+                text = NULL;
+                text_size = 0;
+                out = open_memstream(&text, &text_size);
+                FUZZ_CHECK(out);
+                r = ctl_render_metrics(st, (CtlMetricsFormat) f, out);
+                FUZZ_CHECK(fclose(out) == 0);
+                FUZZ_CHECK(r == 0 || r == -ENOMEM);
+                for (char *line = text; r == 0 && line && *line;) {
+                        char *nl = strchr(line, '\n');
+                        FUZZ_CHECK(nl);
+                        FUZZ_CHECK(line[0] == '#' || strncmp(line, "truerandom_", 11) == 0);
+                        FUZZ_CHECK(memchr(line, ' ', (size_t) (nl - line)));
+                        line = nl + 1;
+                }
+                FUZZ_CHECK(r != 0 || f != CTL_METRICS_OPENMETRICS ||
+                           (text_size >= 6 && strcmp(text + text_size - 6, "# EOF\n") == 0));
+                free(text);
         }
-        free(text);
         ctl_status_free(st);
 }
 

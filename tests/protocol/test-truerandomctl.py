@@ -31,7 +31,8 @@ import tempfile
 import threading
 import time
 
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
+from prometheus_client.parser import text_string_to_metric_families as prometheus_families
 
 CTL = sys.argv[1]
 ROOT = sys.argv[2]
@@ -194,27 +195,45 @@ def numbers(obj, path=""):
             yield from numbers(v, path[:-1] if path.endswith("s") else path)
 
 
-def parse_metrics(text, what):
+def parse_metrics(text, what, fmt="openmetrics"):
+    """The families as prometheus_client's parser of that format reads
+    them: the OpenMetrics one is strict (# EOF, _total, info, units)."""
     try:
-        return list(text_string_to_metric_families(text))
+        return list((openmetrics_families if fmt == "openmetrics" else prometheus_families)(text))
     except Exception as e:  # the parser's own words are the finding
-        check(False, "%s: Prometheus' parser reads the output (%s)" % (what, e))
+        check(False, "%s %s: the parser reads the output (%s)" % (what, fmt, e))
         return []
 
 
-def check_metrics(text, status, what):
-    families = parse_metrics(text, what)
-    check(len(families) > 0, what + ": Prometheus' parser reads the output")
+def metric_name(path):
+    """The metric of a JSON path: seconds in _seconds, rates per second."""
+    name = "truerandom_" + path
+    if name.endswith("_per_s"):
+        return name[:-len("_per_s")] + "_per_second"
+    return name[:-2] + "_seconds" if name.endswith("_s") else name
+
+
+def check_metrics(text, status, what, fmt="openmetrics"):
+    families = parse_metrics(text, what, fmt)
+    check(len(families) > 0, "%s %s: the parser reads the output" % (what, fmt))
     samples = {}
     for f in families:
         check(f.documentation != "", "%s: %s has HELP" % (what, f.name))
-        check(f.type in ("gauge", "counter"), "%s: %s has TYPE" % (what, f.name))
+        check(f.type in ("gauge", "counter", "info" if fmt == "openmetrics" else "gauge"),
+              "%s: %s has TYPE" % (what, f.name))
         for s in f.samples:
             samples.setdefault(s.name, []).append(s.value)
-    # Every number of the JSON is the value of some sample of its name.
+            if s.name == "truerandom_build_info":
+                check(s.labels == {"version": status.get("daemon_version", ""), "schema": str(status["version"])}
+                      and s.value == 1, "%s %s: truerandom_build_info carries version and schema" % (what, fmt))
+    check("truerandom_build_info" in samples, "%s %s: truerandom_build_info" % (what, fmt))
+    # Every number of the JSON is the value of some sample of its name
+    # (the root's schema version: the build info's label).
     missing = []
     for path, value in numbers(status):
-        name = "truerandom_" + path
+        if path == "version":
+            continue
+        name = metric_name(path)
         values = samples.get(name, []) + samples.get(name + "_total", [])
         if not any(math.isclose(v, value, rel_tol=1e-12) for v in values):
             missing.append("%s=%g" % (path, value))
@@ -253,18 +272,22 @@ with tempfile.TemporaryDirectory() as tmp:
                                   ("fewer than min_healthy", UNDER_MIN, 1), ("starting", STARTING, 2),
                                   ("/dev/truerandom closed", CLOSED, 2), ("reload refused", REFUSED, 0)):
         d = FakeDaemon(sock, b"ok " + json.dumps(status).encode())
-        for fmt in ((), ("--json",), ("--format=text",), ("--format=json",), ("--format=openmetrics",)):
+        for fmt in ((), ("--json",), ("--format=text",), ("--format=json",), ("--format=openmetrics",),
+                    ("--format=prometheus",)):
             code, out, err = run(sock, *fmt)
             check(code == verdict, "%s %s: exit %d (got %d; %s)" % (name, " ".join(fmt) or "text", verdict, code,
                                                                      err.strip()))
             if "json" in " ".join(fmt):
                 check(json.loads(out) == status, "%s %s: the daemon's object as it came" % (name, fmt[0]))
-            elif "openmetrics" in " ".join(fmt):
-                samples = check_metrics(out, status, name)
+            elif "openmetrics" in " ".join(fmt) or "prometheus" in " ".join(fmt):
+                kind = "openmetrics" if "openmetrics" in fmt[0] else "prometheus"
+                check(out.endswith("# EOF\n") == (kind == "openmetrics"), "%s %s: # EOF closes OpenMetrics alone"
+                      % (name, kind))
+                samples = check_metrics(out, status, name, kind)
                 check(samples.get("truerandom_health") == [float(verdict)], name + ": truerandom_health")
                 check(samples.get("truerandom_up") == [1.0], name + ": truerandom_up 1")
                 if status is SERVING:
-                    hw = sorted((s.labels["device"], s.name, s.value) for f in parse_metrics(out, name)
+                    hw = sorted((s.labels["device"], s.name, s.value) for f in parse_metrics(out, name, kind)
                                 for s in f.samples if s.name.startswith("truerandom_hwrng_device_"))
                     check(hw == [("tpm-rng-0", "truerandom_hwrng_device_current", 0.0),
                                  ("tpm-rng-0", "truerandom_hwrng_device_tpm", 0.0),
@@ -329,10 +352,11 @@ with tempfile.TemporaryDirectory() as tmp:
             j = {}
         check(code == 3 and j.get("reachable") is False and j.get("error"),
               "%s: --json exits 3 with {reachable: false, error} (got %d, %r)" % (name, code, out))
-        code, out, err = run(sock, "--format=openmetrics")
-        samples = {s.name: s.value for f in parse_metrics(out, name) for s in f.samples}
-        check(code == 3 and samples == {"truerandom_up": 0.0},
-              "%s: openmetrics exits 3 with truerandom_up 0 alone (got %d, %r)" % (name, code, samples))
+        for kind in ("openmetrics", "prometheus"):
+            code, out, err = run(sock, "--format=" + kind)
+            samples = {s.name: s.value for f in parse_metrics(out, name, kind) for s in f.samples}
+            check(code == 3 and samples == {"truerandom_up": 0.0},
+                  "%s: %s exits 3 with truerandom_up 0 alone (got %d, %r)" % (name, kind, code, samples))
         if d:
             d.close()
             os.unlink(sock)
