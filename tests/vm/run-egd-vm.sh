@@ -129,7 +129,9 @@ for c in $guest_checks; do
                 failed=1
         fi
 done
-got=$(sed -n 's/.*INFO egd-guest-bytes \([0-9]*\).*/\1/p' "$log" 2>/dev/null | head -n 1)
+# The first match, sed quitting there: a `| head` under pipefail could end
+# sed by SIGPIPE and this script with it.
+got=$(sed -n '/.*INFO egd-guest-bytes \([0-9]*\).*/{s//\1/p;q}' "$log" 2>/dev/null || true)
 if [ -s "$work/before-kill.json" ] && [ -n "$got" ]; then
         served=$(figure "$work/before-kill.json" 's["egd"]["bytes_served"]')
         requests=$(figure "$work/before-kill.json" 's["egd"]["requests"]')

@@ -209,7 +209,9 @@ got() {
 # got_in DIR COPY LABEL KIND KEY: the same, from COPY's console, where the
 # original reports under several labels (saved, orig, resumed)
 got_in() {
-        sed -n "s|^\[[ 0-9.]*\] RESTORE $4 $3 $5 \(.*\)$|\1|p" "$1/$2/console.log" 2>/dev/null | head -n 1
+        # The first match, sed quitting there (no `| head`: under pipefail
+        # a sed ended by SIGPIPE would end the script).
+        sed -n "\|^\[[ 0-9.]*\] RESTORE $4 $3 $5 \(.*\)$|{s||\1|p;q}" "$1/$2/console.log" 2>/dev/null || true
 }
 
 # ms DIR ROLE PATTERN: host time (ms) of the first console line matching

@@ -52,7 +52,9 @@ vm_initramfs_add "$root" "$tpmcheck" /usr/bin/tpmcheck
 vm_initramfs_add "$root" "$daemon" /usr/sbin/truerandomd
 vm_initramfs_add "$root" "$ctl" /usr/bin/truerandomctl
 vm_initramfs_add "$root" "$client" /usr/bin/trclient
-tcti=$(ldconfig -p | awk '$1 == "libtss2-tcti-device.so.0" { print $NF; exit }')
+# awk reads to the end: one that left at its first match could end
+# ldconfig by SIGPIPE, and pipefail made that this script's exit 141.
+tcti=$(ldconfig -p | awk '$1 == "libtss2-tcti-device.so.0" && !found { print $NF; found = 1 }')
 [ -n "$tcti" ] || { echo "vm-tpm: libtss2-tcti-device.so.0 not found (scripts/deps.sh)" >&2; exit 1; }
 vm_initramfs_add "$root" "$tcti" "$tcti"
 install -m 755 "$here/tpm-init.sh" "$root/init"
