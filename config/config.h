@@ -1,7 +1,11 @@
 /* config.h - /etc/truerandomd.conf (INI, libinih), DESIGN §9.
  *
- * Every key has a default; a file only overrides. Unknown sections or keys,
- * malformed or out-of-range values, and duplicate keys are rejected with
+ * Every key has a default; a file only overrides. After the file come its
+ * drop-ins, /etc/truerandomd.conf.d/NAME.conf (the file's name and ".d"), in
+ * the byte order of their names, each over what came before: a fleet's
+ * local settings live beside the packaged file, which upgrades then
+ * replace without a prompt. Unknown sections or keys, malformed or
+ * out-of-range values, and duplicate keys in one file are rejected with
  * "FILE:LINE: reason" and nothing is applied: the daemon does not start on a
  * bad file and keeps the old configuration after a bad reload.
  *
@@ -11,6 +15,9 @@
  *              max_parked (waiting reads per device), max_parked_per_uid
  *              (of them one uid's but root's; default max_parked / 9),
  *              max_open_per_uid (/dev/truerandom files of one uid but root),
+ *              max_dropin_open_per_uid (files of each other device, the
+ *              same way), proc_checks_per_uid (looks at /proc per uid and
+ *              second: privileged ioctls, the accounts of opens),
  *              null_name (a device answering zeros through the same loop,
  *              the benchmarks' floor; empty = none, the default),
  *              per_source_devices = yes|no (also TRNG_NAME-SOURCE for
@@ -71,6 +78,17 @@ typedef enum ConfigSource {
         _CONFIG_SOURCE_MAX,
 } ConfigSource;
 
+/* Where the files set a key: one of Config.files and its line; { NULL, 0 }
+ * where none did. For FILE:LINE in what the daemon refuses later. */
+typedef struct ConfigAt {
+        const char *file;
+        unsigned line;
+} ConfigAt;
+
+/* "FILE:LINE" where the files set the key; path where none did (NULL:
+ * "defaults"). Returns buf. */
+const char *config_at_str(ConfigAt at, const char *path, char *buf, size_t size);
+
 typedef struct SourceConfig {
         bool enable;
         uint32_t credit_mbits;     /* explicit credit; 0 with credit_auto */
@@ -79,9 +97,7 @@ typedef struct SourceConfig {
         /* The row's keys of its own; path is malloc'd (config_done frees
          * it), NULL for a source without one. */
         SourceParams params;
-        /* Where the file set enable and path (0: not set there), for
-         * FILE:LINE in what the daemon refuses later. */
-        unsigned enable_line, path_line;
+        ConfigAt enable_at, path_at; /* where the files set enable and path */
 } SourceConfig;
 
 /* ---- devices: one row each -------------------------------------------------- */
@@ -137,11 +153,18 @@ typedef struct DeviceConfig {
 
 typedef struct Config {
         DeviceConfig device[_CONFIG_DEVICE_MAX];
+        /* The files read, in order: the file (unless it was missing and
+         * that was allowed), then its drop-ins; malloc'd. */
+        char **files;
+        unsigned n_files;
+
         char *group;
-        unsigned group_line;       /* 0: the default */
+        ConfigAt group_at;
         unsigned max_parked;
         unsigned max_parked_per_uid; /* 0: unset, max_parked / 9 (config_max_parked_per_uid()) */
         unsigned max_open_per_uid;
+        unsigned max_dropin_open_per_uid;
+        unsigned proc_checks_per_uid; /* looks at /proc per uid and second */
 
         unsigned store_blocks;
         unsigned low_water;
@@ -162,7 +185,7 @@ typedef struct Config {
         unsigned assess_samples;
         char *state_directory;
         char *user;
-        unsigned user_line;        /* 0: the default */
+        ConfigAt user_at;
 
         SourceConfig source[_CONFIG_SOURCE_MAX];
 } Config;
@@ -170,8 +193,12 @@ typedef struct Config {
 /* Fills the built-in defaults (see truerandomd.conf(5)). -ENOMEM. */
 int config_init_defaults(Config *c);
 
-/* Loads path over the defaults. missing_ok: a missing file means defaults.
- * On error returns -errno, leaves ret untouched and sets *ret_error (malloc'd,
+/* At most this many drop-ins are read; more is an error. */
+#define CONFIG_DROPINS_MAX 128
+
+/* Loads path, then its drop-ins (path.d/NAME.conf), over the defaults.
+ * missing_ok: a missing file means the defaults (and the drop-ins, if
+ * any); a missing drop-in directory means none. On error returns -errno, leaves ret untouched and sets *ret_error (malloc'd,
  * "FILE:LINE: reason" or "FILE: reason", "FILE: not found" for a missing
  * file) for the caller to log and free. A value followed by "# ..." is
  * refused: libinih would read the comment as part of it. */

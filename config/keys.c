@@ -30,6 +30,8 @@ static const FixedKey fixed[] = {
         FIXED("device", max_parked, KEY_UNSIGNED, max_parked, PARKED_SHARES, 1000000),
         FIXED("device", max_parked_per_uid, KEY_UNSIGNED, max_parked_per_uid, 1, 1000000 / PARKED_SHARES),
         FIXED("device", max_open_per_uid, KEY_UNSIGNED, max_open_per_uid, 1, 1000000),
+        FIXED("device", max_dropin_open_per_uid, KEY_UNSIGNED, max_dropin_open_per_uid, 1, 1000000),
+        FIXED("device", proc_checks_per_uid, KEY_UNSIGNED, proc_checks_per_uid, 1, 1000000),
         FIXED("pool", store_blocks, KEY_UNSIGNED, store_blocks, 1, 1048576),
         FIXED("pool", low_water, KEY_UNSIGNED, low_water, 0, 1048575),
         FIXED("pool", min_healthy, KEY_SOURCES, min_healthy, 1, 0),
@@ -180,11 +182,11 @@ int key_find(const char *section, const char *name, Key *ret) {
         return r < 0 ? -1 : KEYS_FIXED_MAX + KEYS_DEVICE_MAX + s * KEYS_SOURCE_MAX + r;
 }
 
-unsigned parser_key_line(const Parser *p, const char *section, const char *name) {
+ParserAt parser_key_at(const Parser *p, const char *section, const char *name) {
         Key k;
         int i = key_find(section, name, &k);
 
-        return i < 0 ? 0 : p->key_line[i];
+        return i < 0 ? 0 : p->key_at[i];
 }
 
 int parser_handle(void *userdata, const char *section, const char *name, const char *value) {
@@ -216,12 +218,13 @@ int parser_handle(void *userdata, const char *section, const char *name, const c
                             "own", name);
                 return 0;
         }
-        if (p->key_line[i]) {
+        /* Once per file; a later file overrides an earlier one. */
+        if (p->key_at[i] >= parser_at(p->file, 0)) {
                 parser_fail(p, -EINVAL, p->lineno, "duplicate key '%s' in [%s], first set on line %u", name, section,
-                            p->key_line[i]);
+                            parser_at_line(p->key_at[i]));
                 return 0;
         }
-        p->key_line[i] = p->lineno;
+        p->key_at[i] = parser_at(p->file, p->lineno);
 
         r = key_apply(p, &k, section, value);
         if (r == -ENOMEM)

@@ -64,24 +64,41 @@ typedef struct Key {
 #define KEYS_SOURCE_MAX (3 + SOURCE_KEYS_MAX)
 #define KEYS_MAX (KEYS_FIXED_MAX + KEYS_DEVICE_MAX + _CONFIG_SOURCE_MAX * KEYS_SOURCE_MAX)
 
+/* A place in the files: the file's index in Config.files (plus one) in the
+ * high 32 bits, its line in the low ones (0: the file as a whole). A place
+ * in a later file, or later in the same file, compares greater; 0 is
+ * nowhere (no file set the key). */
+typedef uint64_t ParserAt;
+
+static inline ParserAt parser_at(unsigned file, unsigned line) {
+        return (ParserAt) (file + 1) << 32 | line;
+}
+static inline unsigned parser_at_line(ParserAt at) {
+        return (unsigned) at;
+}
+
 typedef struct Parser {
-        const char *path;
+        Config *config;         /* its files[] name the files of the parse */
+        unsigned file;          /* the one being read */
         FILE *f;
-        Config *config;
         char *line;             /* getline()'s buffer */
         size_t line_size;
         unsigned lineno;
-        unsigned key_line[KEYS_MAX]; /* where this file set each key; 0: it did not */
+        ParserAt key_at[KEYS_MAX]; /* where the files set each key; the last wins */
         /* the first error; error == 0 while there is none */
         int error;
-        unsigned error_line;
+        ParserAt error_at;
         char reason[256];
 } Parser;
 
 /* parser.c */
-/* Records the first error; later ones are dropped. */
+/* Records the first error, at line (0: the file as a whole) of the file
+ * being read; later ones are dropped. */
 __attribute__((format(printf, 4, 5)))
 void parser_fail(Parser *p, int error, unsigned line, const char *fmt, ...);
+/* The same at a place in any of the files (the checks that span keys). */
+__attribute__((format(printf, 4, 5)))
+void parser_fail_at(Parser *p, int error, ParserAt at, const char *fmt, ...);
 /* The error as "FILE:LINE: reason", "FILE: reason" or "FILE: strerror",
  * malloc'd; NULL without memory. */
 char *parser_format_error(const Parser *p);
@@ -92,8 +109,8 @@ char *parser_format_error(const Parser *p);
 int key_find(const char *section, const char *name, Key *ret);
 /* Whether [s[0..n)] is a section of the file. */
 bool key_section_known(const char *s, size_t n);
-/* The line this file set the key on; 0 when it did not (or no such key). */
-unsigned parser_key_line(const Parser *p, const char *section, const char *name);
+/* Where the files last set the key; 0 when none did (or no such key). */
+ParserAt parser_key_at(const Parser *p, const char *section, const char *name);
 /* libinih's handler: finds the key, checks it is set once, stores the
  * value. Nonzero to go on. */
 int parser_handle(void *userdata, const char *section, const char *name, const char *value);
@@ -112,6 +129,6 @@ char *parser_read(char *str, int num, void *userdata);
 /* checks.c */
 /* The checks that span keys, on the parsed Config. */
 void parser_check(Parser *p);
-/* The line this file set source s's path on; 0 when it did not, or the
- * source has none. */
-unsigned parser_source_path_line(const Parser *p, ConfigSource s);
+/* Where the files set source s's path; 0 when none did, or the source has
+ * none. */
+ParserAt parser_source_path_at(const Parser *p, ConfigSource s);

@@ -212,8 +212,8 @@ static void crng_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info
         }
         /* As the kernel: the capability check comes before any user memory
          * is read. */
-        if (rndioctl_privileged(op) && !cusedev_caller_privileged(dev, req)) {
-                fuse_reply_err(req, EPERM);
+        if (rndioctl_privileged(op) && (r = cusedev_caller_privileged(dev, req)) <= 0) {
+                fuse_reply_err(req, r < 0 ? -r : EPERM);
                 return;
         }
         if (!cusedev_ioctl_decode(req, cmd, arg, flags, in_buf, in_bufsz, out_bufsz, &rq))

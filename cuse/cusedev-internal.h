@@ -5,10 +5,11 @@
  * Direction, from the top: cusekinds.c (the table of kinds, one
  * CuseDevOps each, and cusedev_new(), which creates a device of a kind and
  * gives it to the hub) -> the devices (trngdev.c, crngdev.c) -> the hub
- * (cusehub.c) -> cusedev.c (what every device shares). The hub and
- * cusedev.c call a device only through its CuseDevOps, and the loop only
- * through CuseHubCallbacks (never NULL: the hub fills in no-ops); devices
- * never call each other. Nothing outside cuse/ includes this. */
+ * (cusehub.c) -> cusedev.c and parked.c (what every device shares). The
+ * hub, cusedev.c and parked.c call a device only through its CuseDevOps,
+ * and the loop only through CuseHubCallbacks (never NULL: the hub fills in
+ * no-ops); devices never call each other. Nothing outside cuse/ includes
+ * this. */
 #pragma once
 
 #define FUSE_USE_VERSION 314
@@ -53,7 +54,7 @@ typedef struct Parked {
 /* What a kind of device does for the hub: one row of cusekinds.c's table.
  * Every member but name and requests may be NULL: nothing to do. Waiting
  * reads, their bounds and their interrupts are the same for every kind
- * (cusedev.c). */
+ * (parked.c). */
 typedef struct CuseDevOps {
         const char *name;                          /* the kind, as status names it */
         const struct cuse_lowlevel_ops *requests;  /* what the kernel sends it */
@@ -63,6 +64,10 @@ typedef struct CuseDevOps {
          * device registers without it, and the kernel hands over only the
          * bytes the command's number encodes (RNDGETENTCNT's int). */
         bool buffer_ioctls;
+        /* Open files per uid are bounded by max_open_per_uid; false: by
+         * max_dropin_open_per_uid, far higher (the drop-ins stand in for
+         * the kernel's devices, which every process of a service may hold). */
+        bool few_files;
         /* The store may have new blocks (or /dev/truerandom just opened). */
         void (*pump)(CuseDev *dev);
         /* The CRNG got its first seed. */
@@ -163,7 +168,8 @@ CuseDev *cusedev_free(CuseDev *dev);
 void cusedev_op_init_done(void *userdata);
 /* The account an opener is charged to: its uid when that is 0 or it lives
  * in the daemon's user namespace, else CUSE_UID_USERNS (also when that
- * cannot be told: fail closed). One look at /proc for uids but root. */
+ * cannot be told, or its uid has no look at /proc left: fail closed). One
+ * look at /proc for uids but root. */
 uint32_t cusedev_charge(CuseDev *dev, fuse_req_t req);
 /* Opens a file charged to charge. */
 void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charge);
@@ -173,7 +179,10 @@ void cusedev_op_open(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_op_release(fuse_req_t req, struct fuse_file_info *fi);
 void cusedev_keep_pollhandle(CuseDev *dev, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
 void cusedev_notify_pollers(CuseDev *dev);
-bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
+/* Whether the caller passes [device] privileged_ioctls: 1, 0, or -EAGAIN
+ * when its uid has no look at /proc left (cb.proc_budget; nothing was
+ * read). */
+int cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
 /* Decodes an ioctl; true when *ret is complete and the caller replies, false
  * when it was answered already (an error, or a retry for more memory).
  * flags: the request's; without FUSE_IOCTL_UNRESTRICTED (a device
@@ -181,6 +190,8 @@ bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req);
  * the caller's memory than its number encodes fails with EOPNOTSUPP. */
 bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, unsigned flags, const void *in_buf, size_t in_bufsz,
                           size_t out_bufsz, RndRequest *ret);
+
+/* parked.c: reads waiting for data, alike on every device */
 Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size);
 /* Registers the interrupt callback; false if the request was interrupted
  * meanwhile (then it has been answered EINTR and p freed). */

@@ -1,6 +1,6 @@
 /* cusedev.c - what every CUSE device shares: its session, open files, poll
- * handles, the requests every device answers alike, parked reads and their
- * interrupts. A device's kind is in its CuseDevOps (cusekinds.c picks it);
+ * handles, the requests every device answers alike (parked reads and their
+ * interrupts are in parked.c). A device's kind is in its CuseDevOps (cusekinds.c picks it);
  * cusehub.c holds the hub that drives them. This file knows no kind: it
  * calls a device through its ops and the loop through the hub's callbacks.
  *
@@ -281,15 +281,25 @@ uint32_t cusedev_charge(CuseDev *dev, fuse_req_t req) {
         /* The uid the request carries is the host's view of the caller's
          * fsuid; inside a user namespace one person can hold thousands of
          * them (cusedev.h). Decided once per open, not per read. */
+        if (ctx->uid != 0 && !dev->hub->cb.proc_budget(dev->hub->cb.userdata, ctx->uid))
+                return CUSE_UID_USERNS;
         return privilege_charge(dev->hub->proc_root, (pid_t)ctx->pid, ctx->uid);
 }
 
 void cusedev_open_file(fuse_req_t req, struct fuse_file_info *fi, uint32_t charge) {
         CuseDev *dev = fuse_req_userdata(req);
+        const CuseHubLimits *l = &dev->hub->params.limits;
         CuseFile *f;
 
         if (dev->hub->shutting_down) {
                 fuse_reply_err(req, dev->hub->shutdown_err);
+                return;
+        }
+        /* Each open file costs the daemon memory: bounded per account,
+         * root aside (CuseDevOps.few_files says which bound). */
+        if (charge != 0 && uidcount_get(&dev->open_by_uid, charge) >=
+                                   (dev->ops->few_files ? l->max_open_per_uid : l->max_dropin_open_per_uid)) {
+                fuse_reply_err(req, EMFILE);
                 return;
         }
         f = calloc(1, sizeof(*f));
@@ -372,129 +382,15 @@ bool cusedev_ioctl_decode(fuse_req_t req, int cmd, void *arg, unsigned flags, co
         return true;
 }
 
-bool cusedev_caller_privileged(CuseDev *dev, fuse_req_t req) {
+int cusedev_caller_privileged(CuseDev *dev, fuse_req_t req) {
         const struct fuse_ctx *ctx = fuse_req_ctx(req);
-        return privilege_check_mode(dev->hub->proc_root, ctx->pid, ctx->uid, dev->hub->params.limits.privileged_ioctls);
-}
+        PrivilegeMode mode = dev->hub->params.limits.privileged_ioctls;
 
-/* ------------------------------------------------------------------ */
-/* parked reads                                                        */
-
-Parked *parked_new(CuseDev *dev, fuse_req_t req, size_t size) {
-        Parked *p = calloc(1, sizeof(*p));
-        if (!p)
-                return NULL;
-        p->req = req;
-        p->dev = dev;
-        p->size = size;
-        return p;
-}
-
-static void parked_interrupted(fuse_req_t req, void *data) {
-        Parked *p = data;
-
-        if (p->registering) {
-                /* Called from inside fuse_req_interrupt_func(): libfuse still
-                 * holds the request; replying now would free it under it.
-                 * parked_arm() answers once registration returns. */
-                p->interrupted_early = true;
-                return;
-        }
-        /* Single-threaded: the request is still unanswered, so it is still
-         * parked. Unlink, then the one reply. */
-        parked_unlink(p);
-        p->dev->interrupted++;
-        fuse_reply_err(req, EINTR);
-        p->dev->hub->cb.demand(p->dev->hub->cb.userdata);
-        free(p);
-}
-
-bool parked_arm(Parked *p) {
-        p->registering = true;
-        fuse_req_interrupt_func(p->req, parked_interrupted, p);
-        p->registering = false;
-        if (!p->interrupted_early)
-                return true;
-        parked_unlink(p);
-        p->dev->interrupted++;
-        fuse_reply_err(p->req, EINTR);
-        free(p);
-        return false;
-}
-
-void parked_unlink(Parked *p) {
-        if (p->deferred) {
-                TAILQ_REMOVE(&p->dev->deferred, p, deferred_link);
-                p->dev->n_deferred--;
-                return;
-        }
-        fairq_remove(p->dev->fq, &p->fair);
-        p->dev->n_parked--;
-}
-
-void parked_reply_err(Parked *p, int err) {
-        fuse_reply_err(p->req, err);
-        free(p);
-}
-
-/* The bounds on waiting reads (DESIGN §6), for a read charged to uid (its
- * file's account, CUSE_UID_USERNS for all user namespaces): 0 or -EAGAIN.
- * With the default max_parked_per_uid (max_parked / 9, config.c) eight uids
- * at their quota and root's reserve fit, so every uid can park as long as
- * at most seven others hold their full quota, and root always can. */
-static int park_allowed(const CuseDev *dev, uint32_t uid) {
-        const CuseHubLimits *l = &dev->hub->params.limits;
-        size_t root = fairq_count_uid(dev->fq, 0);
-
-        if (dev->n_parked >= l->max_parked)
-                return -EAGAIN;
-        if (uid == 0)
+        if (mode == PRIVILEGE_NONE)
                 return 0;
-        if (dev->n_parked - root >= l->max_parked - l->max_parked_per_uid ||
-            fairq_count_uid(dev->fq, uid) >= l->max_parked_per_uid)
+        /* Root's looks too: root in a container without a user namespace
+         * of its own is uid 0 here. */
+        if (!dev->hub->cb.proc_budget(dev->hub->cb.userdata, ctx->uid))
                 return -EAGAIN;
-        return 0;
-}
-
-bool cusedev_park(CuseDev *dev, fuse_req_t req, struct fuse_file_info *fi, size_t size) {
-        const CuseFile *f = (const CuseFile *)(uintptr_t)fi->fh;
-        /* A read on a file the daemon did not open is nobody's: the shared
-         * account, as for a caller that cannot be told. */
-        uint32_t uid = f ? f->charge : CUSE_UID_USERNS;
-        Parked *p;
-
-        if (park_allowed(dev, uid) < 0) {
-                /* Bounded memory, and no uid crowding out the others: a
-                 * reader over a bound is told to come back. */
-                dev->eagain++;
-                fuse_reply_err(req, EAGAIN);
-                return false;
-        }
-        p = parked_new(dev, req, size);
-        if (!p) {
-                fuse_reply_err(req, ENOMEM);
-                return false;
-        }
-        p->uid = uid;
-        if (fairq_push(dev->fq, &p->fair, p->uid) < 0) {
-                parked_reply_err(p, ENOMEM);
-                return false;
-        }
-        dev->n_parked++;
-        return parked_arm(p);
-}
-
-void cusedev_fail_parked(CuseDev *dev, int err) {
-        FairEntry *e;
-        Parked *p;
-
-        while ((e = fairq_pop(dev->fq))) {
-                p = FAIRQ_ENTRY_OF(e, Parked, fair);
-                dev->n_parked--;
-                parked_reply_err(p, err);
-        }
-        while ((p = TAILQ_FIRST(&dev->deferred))) {
-                parked_unlink(p);
-                parked_reply_err(p, err);
-        }
+        return privilege_check_mode(dev->hub->proc_root, ctx->pid, ctx->uid, mode);
 }

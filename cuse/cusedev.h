@@ -69,6 +69,12 @@ typedef struct CuseHubCallbacks {
          * drain of several too (cusedev_process()): what must be looked at
          * before any request is served (a resume, a VM fork) is. */
         void (*before_request)(void *userdata);
+        /* Spends one of uid's looks at /proc (the request's uid, root's
+         * too), before a privileged ioctl's check or an open's account:
+         * false when it has none left, and then nothing is read: the ioctl
+         * is told EAGAIN, the open charged to CUSE_UID_USERNS. NULL: no
+         * budget. */
+        bool (*proc_budget)(void *userdata, uint32_t uid);
         void *userdata;
 } CuseHubCallbacks;
 
@@ -82,13 +88,15 @@ typedef struct CuseHubCallbacks {
  * running as it would share their account. */
 #define CUSE_UID_USERNS UINT32_C(0xFFFFFFFE)
 
-/* Bounds on what callers hold (DESIGN §6). Root is held only by
- * max_parked: the waiting reads of every other uid together stop
- * max_parked_per_uid short of it, which stay for root. */
+/* Bounds on what callers hold (DESIGN §6). Root's waiting reads are held
+ * to max_parked_per_uid as every uid's are, and the waiting reads of every
+ * other uid together stop that many short of max_parked: root's reserve.
+ * Root's open files are not bounded. */
 typedef struct CuseHubLimits {
         unsigned max_parked;          /* waiting reads per device; beyond: EAGAIN */
-        unsigned max_parked_per_uid;  /* of them, one uid other than root's (CUSE_UID_USERNS one) */
+        unsigned max_parked_per_uid;  /* of them, one uid's (root's too; CUSE_UID_USERNS one) */
         unsigned max_open_per_uid;    /* /dev/truerandom files of one uid but root; beyond: EMFILE */
+        unsigned max_dropin_open_per_uid; /* the same for each other device */
         PrivilegeMode privileged_ioctls; /* who the drop-ins' privileged ioctls admit */
 } CuseHubLimits;
 

@@ -26,9 +26,13 @@ static void ignore_event(void *userdata, CuseDev *dev, CuseEvent event, int erro
 static void ignore(void *userdata) {
 }
 
+static bool unlimited(void *userdata, uint32_t uid) {
+        return true;
+}
+
 static bool limits_valid(const CuseHubLimits *l) {
         return l->max_parked > 0 && l->max_parked_per_uid > 0 && l->max_parked_per_uid < l->max_parked &&
-               l->max_open_per_uid > 0 && (unsigned) l->privileged_ioctls < _PRIVILEGE_MODE_MAX;
+               l->max_open_per_uid > 0 && l->max_dropin_open_per_uid > 0 && (unsigned) l->privileged_ioctls < _PRIVILEGE_MODE_MAX;
 }
 
 int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *seeder,
@@ -63,6 +67,8 @@ int cusehub_new(const CuseHubParams *params, Store *store, Crng *crng, Seeder *s
                 hub->cb.backlog = ignore;
         if (!hub->cb.before_request)
                 hub->cb.before_request = ignore;
+        if (!hub->cb.proc_budget)
+                hub->cb.proc_budget = unlimited;
         hub->trng_open = true;
         hub->scratch = secret_alloc(CUSE_MAX_REPLY);
         if (!hub->scratch) {

@@ -245,13 +245,6 @@ static void trng_open(fuse_req_t req, struct fuse_file_info *fi) {
         /* The file's account, for its reads too: every user namespace
          * shares one (cusedev.h). */
         charge = cusedev_charge(dev, req);
-        /* Each open file costs the daemon memory: bounded per account,
-         * root aside. (The drop-ins are not bounded: they stand in for the
-         * kernel's devices, which every process of a service may hold.) */
-        if (charge != 0 && uidcount_get(&dev->open_by_uid, charge) >= dev->hub->params.limits.max_open_per_uid) {
-                fuse_reply_err(req, EMFILE);
-                return;
-        }
         cusedev_open_file(req, fi, charge);
 }
 
@@ -302,6 +295,7 @@ static const struct cuse_lowlevel_ops trng_requests = {
 const CuseDevOps trngdev_ops = {
         .name = "truerandom",
         .requests = &trng_requests,
+        .few_files = true,
         .pump = trng_pump,
         .wants_blocks = trng_wants_blocks,
 };

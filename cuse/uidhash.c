@@ -93,11 +93,16 @@ int uidcount_init(UidCount *c) {
         return uidhash_init(&c->hash);
 }
 
-void uidcount_done(UidCount *c) {
+/* Every uid back to none; the table stays. */
+static void uidcount_clear(UidCount *c) {
         UidNode *n;
 
         while ((n = uidhash_pop(&c->hash)))
                 free(UIDHASH_ENTRY(n, UidCountEntry, node));
+}
+
+void uidcount_done(UidCount *c) {
+        uidcount_clear(c);
         uidhash_done(&c->hash);
 }
 
@@ -133,4 +138,28 @@ void uidcount_dec(UidCount *c, uint32_t uid) {
                 uidhash_remove(&c->hash, n);
                 free(e);
         }
+}
+
+/* ------------------------------------------------------------------ */
+/* a budget per uid and window                                         */
+
+int uidrate_init(UidRate *r) {
+        *r = (UidRate){ 0 };
+        return uidcount_init(&r->count);
+}
+
+void uidrate_done(UidRate *r) {
+        uidcount_done(&r->count);
+}
+
+bool uidrate_take(UidRate *r, uint32_t uid, uint64_t now, uint64_t window, unsigned max) {
+        /* A new window (or a clock that went back): every count from 0. */
+        if (!r->started || now < r->window_start || now - r->window_start >= window) {
+                uidcount_clear(&r->count);
+                r->window_start = now;
+                r->started = true;
+        }
+        if (uidcount_get(&r->count, uid) >= max)
+                return false;
+        return uidcount_inc(&r->count, uid) == 0;
 }

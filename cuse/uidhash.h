@@ -8,9 +8,11 @@
  * high bits of uid x 2^64/phi depend on all of the uid's bits, so
  * consecutive and strided uids both spread. Lookups are O(1) on average.
  * Plain data, no secrets, no locks. Lists are glibc's <sys/queue.h>.
- * Flow: CUSE request uid -> [uidhash] -> fair queue, per-uid limits. */
+ * Flow: CUSE request uid -> [uidhash] -> fair queue, per-uid limits and
+ * budgets. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -53,3 +55,21 @@ unsigned uidcount_get(const UidCount *c, uint32_t uid);
 int uidcount_inc(UidCount *c, uint32_t uid);
 /* uid must hold at least one. */
 void uidcount_dec(UidCount *c, uint32_t uid);
+
+/* How often each uid did something in the current window of time, for a
+ * budget per uid: a fixed window, at whose end every count starts again
+ * from 0 and the memory of the old one is freed. So a uid spends at most
+ * max in any window, and twice that across a window's edge. */
+typedef struct UidRate {
+        UidCount count;
+        uint64_t window_start;  /* in the caller's clock */
+        bool started;           /* a window was ever started */
+} UidRate;
+
+int uidrate_init(UidRate *r);
+void uidrate_done(UidRate *r);
+/* Spends one of uid's max in the window (of length window) that now falls
+ * in: true, or false when uid spent all of them already (or its first
+ * spending found no memory: refused, for the caller to fail closed). A
+ * window starts at the first spending after the last one ended. */
+bool uidrate_take(UidRate *r, uint32_t uid, uint64_t now, uint64_t window, unsigned max);

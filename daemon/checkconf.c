@@ -10,6 +10,7 @@
 #include "daemon-internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +53,14 @@ static const char *not_credited(const Config *c, ConfigSource i, bool runs, Sour
  * why, with the line of its [source.*] enable where the file set it. */
 static char *no_credited_line(const Config *c, const char *path, const bool runs[], const SourceState states[],
                               const int errors[]) {
-        char line[1024], why[160], at[24];
+        char line[1024], why[160], at[PATH_MAX + 24];
         size_t n = 0;
         char *s;
 
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX && n < sizeof(line); i++) {
                 at[0] = '\0';
-                if (c->source[i].enable_line)
-                        snprintf(at, sizeof(at), " (line %u)", c->source[i].enable_line);
+                if (c->source[i].enable_at.line)
+                        snprintf(at, sizeof(at), " (%s:%u)", c->source[i].enable_at.file, c->source[i].enable_at.line);
                 n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s%s", i ? "; " : "", config_source_name(i),
                                       not_credited(c, i, runs[i], states[i], errors[i], why, sizeof(why)), at);
         }
@@ -164,12 +165,15 @@ int daemon_check_config(const Config *c, const char *path, char **ret_error) {
         if (r < 0)
                 return r;
         if (daemon_resolve_group(c->group, &gid) < 0) {
-                if (c->group_line && asprintf(&s, "%s:%u: group '%s' does not exist (create it with "
-                                                  "systemd-sysusers or groupadd)", path, c->group_line, c->group) < 0)
+                char at[PATH_MAX + 16];
+
+                config_at_str(c->group_at, path, at, sizeof(at));
+                if (c->group_at.line && asprintf(&s, "%s: group '%s' does not exist (create it with "
+                                                     "systemd-sysusers or groupadd)", at, c->group) < 0)
                         return -ENOMEM;
-                if (!c->group_line && asprintf(&s, "%s: group '%s' (the default of [device] group) does not "
-                                                   "exist (install the package, or create it with groupadd)",
-                                               path, c->group) < 0)
+                if (!c->group_at.line && asprintf(&s, "%s: group '%s' (the default of [device] group) does not "
+                                                      "exist (install the package, or create it with groupadd)",
+                                                  at, c->group) < 0)
                         return -ENOMEM;
                 *ret_error = s;
                 return -ENOENT;

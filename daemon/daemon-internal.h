@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "crng/crng.h"
+#include "cuse/uidhash.h"
 #include "crng/seeder.h"
 #include "daemon.h"
 #include "daemon/control/control.h"
@@ -83,6 +84,7 @@ struct Daemon {
         char *config_path;
         DaemonHooks hooks;
         gid_t gid;
+        UidRate proc_looks;      /* looks at /proc per uid and second (privileges.c) */
 
         sd_event *event;
         sd_event_source *sig_term, *sig_int, *sig_hup;
@@ -168,6 +170,10 @@ int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, g
 /* Gives up root and every capability (hooks.drop_privileges), first handing
  * the daemon's own directories to the user it becomes. 0 or -errno (logged). */
 int daemon_drop_privileges(Daemon *d);
+/* Spends one of uid's looks at /proc this second ([device]
+ * proc_checks_per_uid) for the hub, control and EGD (their proc_budget
+ * callbacks; userdata is the Daemon): false when it has none left. */
+bool daemon_proc_budget(void *userdata, uint32_t uid);
 /* The hint a refusal gets when truerandomd did not start as root ("" else). */
 const char *daemon_not_root_hint(int r);
 /* The hint an allocation failure gets (locked memory), "" for other errors. */

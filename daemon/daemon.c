@@ -91,7 +91,7 @@ static int daemon_alloc(Config *config, const char *config_path, const DaemonHoo
         d->hooks = hooks ? *hooks : (DaemonHooks){ .ready_fd = -1 };
         d->config = *config;
         *config = (Config){ 0 };
-        if (config_path && !(d->config_path = strdup(config_path)))
+        if ((config_path && !(d->config_path = strdup(config_path))) || uidrate_init(&d->proc_looks) < 0)
                 return log_error_errno(-ENOMEM, "start-up");
         *ret = TAKE_PTR(d);
         return 0;
@@ -161,6 +161,7 @@ static int setup_pool(Daemon *d) {
                                              .demand = daemon_update_demand,
                                              .backlog = daemon_on_cuse_backlog,
                                              .before_request = daemon_before_cuse_request,
+                                             .proc_budget = daemon_proc_budget,
                                              .userdata = d },
                         &d->hub);
         if (r < 0)
@@ -185,7 +186,8 @@ static int setup_egd(Daemon *d) {
                                   .limits = daemon_egd_limits(&d->config),
                                   .proc_root = d->hooks.proc_root },
                     d->store, d->crng, d->seeder,
-                    &(EgdCallbacks){ .changed = on_egd_changed, .userdata = d }, &d->egd);
+                    &(EgdCallbacks){ .changed = on_egd_changed, .proc_budget = daemon_proc_budget, .userdata = d },
+                    &d->egd);
         if (r == -EADDRINUSE)
                 log_error("%s: another EGD server answers there", d->config.egd_socket_path);
         else if (r < 0)
@@ -204,7 +206,8 @@ static int setup_control(Daemon *d) {
                                              .command = daemon_command,
                                              .raw_source = control_raw_source,
                                              .userdata = d,
-                                             .proc_root = d->hooks.proc_root },
+                                             .proc_root = d->hooks.proc_root,
+                                             .proc_budget = daemon_proc_budget },
                         &d->control);
         if (r == -EADDRINUSE)
                 log_error("%s: another truerandomd answers there", d->config.socket_path);
@@ -307,6 +310,7 @@ Daemon *daemon_free(Daemon *d) {
                 close(d->wake_fd);
         if (d->hooks.ready_fd >= 0)
                 close(d->hooks.ready_fd);
+        uidrate_done(&d->proc_looks);
         config_done(&d->config);
         free(d->config_path);
         free(d);

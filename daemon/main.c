@@ -72,7 +72,8 @@ static int go_background(void) {
 }
 
 /* --check-config: what the daemon would refuse at start is refused here,
- * and a default file that is absent is said to be absent. */
+ * a default file that is absent is said to be absent, and each file read
+ * (the file, then its drop-ins) is named. */
 static int check_config(const char *config_path, Config *config) {
         const char *path = config_path ? config_path : CONFIG_DEFAULT_PATH;
         bool defaults = !config_path && access(path, F_OK) < 0 && errno == ENOENT;
@@ -80,16 +81,18 @@ static int check_config(const char *config_path, Config *config) {
         int r;
 
         r = daemon_check_config(config, path, &error);
-        config_done(config);
         if (r < 0) {
+                config_done(config);
                 fprintf(stderr, "truerandomd: %s\n", error ? error : strerror(-r));
                 free(error);
                 return EXIT_FAILURE;
         }
         if (defaults)
-                printf("%s: not found; truerandomd would run on the built-in defaults, which are OK here\n", path);
-        else
-                printf("%s: OK\n", path);
+                printf("%s: not found; truerandomd would run on the built-in defaults%s, which are OK here\n", path,
+                       config->n_files ? " and the drop-ins below" : "");
+        for (unsigned i = 0; i < config->n_files; i++)
+                printf("%s: OK\n", config->files[i]);
+        config_done(config);
         return EXIT_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 #include "daemon-internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,16 @@ const char *daemon_memlock_hint(int r) {
         return r == -ENOMEM ? " (locked memory: check LimitMEMLOCK)" : "";
 }
 
+/* A uid's looks at /proc for privilege checks and accounts: the kernel
+ * formats its entries afresh for every read, so that a caller looping on
+ * them would make the one loop that every reader waits on do that work. */
+bool daemon_proc_budget(void *userdata, uint32_t uid) {
+        Daemon *d = userdata;
+        usec_t now = d->hooks.now ? d->hooks.now(d->hooks.userdata) : now_usec(CLOCK_MONOTONIC);
+
+        return uidrate_take(&d->proc_looks, uid, now, USEC_PER_SEC, d->config.proc_checks_per_uid);
+}
+
 /* What to do about a refusal when not started as root: the daemon needs
  * root (or systemd's unit) to set itself up. */
 const char *daemon_not_root_hint(int r) {
@@ -43,22 +54,20 @@ const char *daemon_not_root_hint(int r) {
 /* [daemon] user as uid and gid to run as, or why not ("FILE:LINE: ...",
  * malloc'd, in *ret_error). For --check-config and a start as root. */
 int daemon_resolve_run_user(const Config *c, const char *path, uid_t *ret_uid, gid_t *ret_gid, char **ret_error) {
-        char at[32] = "";
+        char at[PATH_MAX + 16];
         int r, n;
 
         r = privdrop_resolve_user(c->user, ret_uid, ret_gid);
         if (r >= 0)
                 return 0;
-        if (c->user_line)
-                snprintf(at, sizeof(at), ":%u", c->user_line);
+        config_at_str(c->user_at, path, at, sizeof(at));
         if (r == -EPERM)
-                n = asprintf(ret_error, "%s%s: user '%s' is root or in root's group: truerandomd does not keep "
-                                        "root after set-up; name a system user of its own", path ? path : "defaults",
-                             at, c->user);
+                n = asprintf(ret_error, "%s: user '%s' is root or in root's group: truerandomd does not keep "
+                                        "root after set-up; name a system user of its own", at, c->user);
         else
-                n = asprintf(ret_error, "%s%s: user '%s'%s does not exist (install the package, or create it with "
-                                        "systemd-sysusers or useradd --system)", path ? path : "defaults", at,
-                             c->user, c->user_line ? "" : " (the default of [daemon] user)");
+                n = asprintf(ret_error, "%s: user '%s'%s does not exist (install the package, or create it with "
+                                        "systemd-sysusers or useradd --system)", at, c->user,
+                             c->user_at.line ? "" : " (the default of [daemon] user)");
         return n < 0 ? -ENOMEM : r;
 }
 

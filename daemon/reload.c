@@ -70,6 +70,7 @@ CuseHubLimits daemon_hub_limits(const Config *c) {
         return (CuseHubLimits){ .max_parked = c->max_parked,
                                 .max_parked_per_uid = config_max_parked_per_uid(c),
                                 .max_open_per_uid = c->max_open_per_uid,
+                                .max_dropin_open_per_uid = c->max_dropin_open_per_uid,
                                 .privileged_ioctls = modes[c->privileged_ioctls] };
 }
 

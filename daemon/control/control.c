@@ -294,8 +294,11 @@ static unsigned conns_of(const Control *c, uid_t charge) {
 }
 
 /* Whose connections a peer's counts among: its uid, or for a peer in a
- * user namespace (or one that cannot be told) the one account they share. */
+ * user namespace (or one that cannot be told, or whose uid spent its looks
+ * at /proc) the one account they share. */
 static uid_t peer_charge(const Control *c, const struct ucred *cred) {
+        if (cred->uid != 0 && c->cb.proc_budget && !c->cb.proc_budget(c->cb.userdata, cred->uid))
+                return CUSE_UID_USERNS;
         return privilege_charge(c->cb.proc_root, cred->pid, cred->uid);
 }
 

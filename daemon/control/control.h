@@ -65,6 +65,10 @@ typedef struct ControlCallbacks {
         /* Where a peer's user namespace is looked up (privilege.h); NULL:
          * /proc. */
         const char *proc_root;
+        /* Spends one of uid's looks at /proc: false when it has none left,
+         * and then the peer is charged to the account user namespaces
+         * share, with no look. NULL: no budget. */
+        bool (*proc_budget)(void *userdata, uint32_t uid);
 } ControlCallbacks;
 
 /* Creates socket_path's directory if missing (0755, one level), refuses

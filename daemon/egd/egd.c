@@ -292,7 +292,10 @@ static int conn_new(Egd *e, int fd, const struct ucred *cred) {
         c->egd = e;
         c->fd = fd;
         c->root = cred->uid == 0;
-        c->charge = privilege_charge(e->proc_root, cred->pid, cred->uid);
+        if (!c->root && e->cb.proc_budget && !e->cb.proc_budget(e->cb.userdata, cred->uid))
+                c->charge = CUSE_UID_USERNS;
+        else
+                c->charge = privilege_charge(e->proc_root, cred->pid, cred->uid);
         if (conn_refused(e, c->charge)) {
                 e->st.refused++;
                 free(c);

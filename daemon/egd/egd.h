@@ -59,6 +59,10 @@ typedef struct EgdCallbacks {
         /* A read started waiting, or one was served: the loop's turn
          * (demand for the sources, and its one pump). */
         void (*changed)(void *userdata);
+        /* Spends one of uid's looks at /proc: false when it has none left,
+         * and then the peer is charged to the account user namespaces
+         * share, with no look. NULL: no budget. */
+        bool (*proc_budget)(void *userdata, uint32_t uid);
         void *userdata;
 } EgdCallbacks;
 

@@ -388,12 +388,12 @@ static void on_reply(CuseFix *fx, Device *d, const FkMsg *m) {
                 struct fuse_open_out out;
 
                 if (m->error < 0) {
-                        /* /dev/truerandom's own group gate, and its bound
-                         * on files per uid (root's are not bounded). */
+                        /* /dev/truerandom's own group gate, and every
+                         * device's bound on files per uid (root's are not
+                         * bounded). */
                         bool outsider = d->kind == CUSEDEV_TRNG && q.caller == CUSEFIX_OTHER_NS;
                         FUZZ_CHECK((fx->shut_down && m->error == -EIO) || (outsider && m->error == -EACCES) ||
-                                   (d->kind == CUSEDEV_TRNG && m->error == -EMFILE &&
-                                    caller_of(q.caller, false).uid != 0));
+                                   (m->error == -EMFILE && caller_of(q.caller, false).uid != 0));
                         return;
                 }
                 FUZZ_CHECK(d->kind != CUSEDEV_TRNG || q.caller != CUSEFIX_OTHER_NS);
@@ -581,7 +581,8 @@ static void on_event(void *userdata, CuseDev *dev, CuseEvent event, int error) {
 /* A few waiting reads per device, one of them per uid but root's (root
  * keeps one more): small enough that the fuzzer reaches every bound. */
 static CuseHubLimits cusefix_limits(unsigned max_parked) {
-        return (CuseHubLimits){ .max_parked = max_parked, .max_parked_per_uid = 1, .max_open_per_uid = 4 };
+        return (CuseHubLimits){ .max_parked = max_parked, .max_parked_per_uid = 1, .max_open_per_uid = 4,
+                                .max_dropin_open_per_uid = 4 };
 }
 
 static CuseFix *fixture_new(void) {

@@ -170,6 +170,13 @@ static int open_kmsg(void *userdata) {
         return fd->hooks.open_kmsg(fd->hooks.userdata);
 }
 
+/* The caller's clock, with the caller's userdata. */
+static uint64_t fake_now(void *userdata) {
+        FakeDaemon *fd = userdata;
+
+        return fd->hooks.now(fd->hooks.userdata);
+}
+
 static void *daemon_thread(void *userdata) {
         FakeDaemon *fd = userdata;
         DaemonHooks hooks = fd->hooks;
@@ -178,6 +185,7 @@ static void *daemon_thread(void *userdata) {
 
         hooks.open_device = open_device;
         hooks.open_kmsg = fd->hooks.open_kmsg ? open_kmsg : NULL;
+        hooks.now = fd->hooks.now ? fake_now : NULL;
         hooks.userdata = fd;
         hooks.dev_dir = fd->devdir;
         hooks.ready_fd = -1;

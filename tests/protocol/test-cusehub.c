@@ -77,7 +77,8 @@ static Bench *bench_new(CuseDevKind kind, const char *name) {
         assert_int_equal(seeder_new(&(SeederParams){ 0 }, b->store, b->crng, &b->seeder), 0);
         assert_int_equal(cusehub_new(&(CuseHubParams){ .limits = { .max_parked = 4096,
                                                                     .max_parked_per_uid = 2048,
-                                                                    .max_open_per_uid = 16 } },
+                                                                    .max_open_per_uid = 16,
+                                                                    .max_dropin_open_per_uid = 16 } },
                                      b->store, b->crng, b->seeder, &cb, &b->hub),
                          0);
         assert_int_equal(fk_new(&b->fk, &fd), 0);

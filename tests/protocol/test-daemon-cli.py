@@ -5,7 +5,8 @@
 # or root as [daemon] user, says so once; a non-root start that cannot set
 # itself up says how to start it; --check-config refuses what the daemon
 # would refuse, with FILE:LINE, says "not found" for a missing file and
-# names an inline comment. Needs root (skips otherwise). The files name
+# names an inline comment; drop-ins are named and refused at their own
+# FILE:LINE. Needs root (skips otherwise). The files name
 # `nobody` as [daemon] user: the package's user is not there on a build
 # machine.
 #   test-daemon-cli.py PATH-TO-TRUERANDOMD
@@ -66,7 +67,7 @@ with tempfile.TemporaryDirectory() as tmp:
               "no credited source, %s: one line naming every source and why: %r" % (mode, l))
 
     code, out, err, _ = run(["--check-config", "--config", nothing])
-    check(code == 1 and "no credited source" in err and "(line 8)" in err,
+    check(code == 1 and "no credited source" in err and "(%s:8)" % nothing in err,
           "--check-config refuses no credited source, with lines: %r" % err.strip())
 
     nogroup = conf("nogroup.conf", "[device]\ngroup = no-such-group-here\n")
@@ -145,5 +146,24 @@ with tempfile.TemporaryDirectory() as tmp:
     good = conf("good.conf", "[device]\ngroup = %d\n" % gid)
     code, out, err, _ = run(["--check-config", "--config", good])
     check(code == 0 and out.strip() == good + ": OK", "a good file is OK: %r %r" % (out, err))
+
+    # Drop-ins: each named when good; refused at their own FILE:LINE, what
+    # the daemon refuses later (the group) too.
+    os.mkdir(good + ".d")
+    site = os.path.join(good + ".d", "10-site.conf")
+    with open(site, "w") as f:
+        f.write("[pool]\nstore_blocks = 512\n")
+    code, out, err, _ = run(["--check-config", "--config", good])
+    check(code == 0 and lines(out) == [good + ": OK", site + ": OK"], "each drop-in read is named: %r %r" % (out, err))
+    with open(site, "a") as f:
+        f.write("[device]\ngroup = no-such-group-here\n")
+    code, out, err, _ = run(["--check-config", "--config", good])
+    check(code == 1 and "%s:4: group 'no-such-group-here' does not exist" % site in err,
+          "a group a drop-in names is refused at its FILE:LINE: %r" % err.strip())
+    with open(site, "w") as f:
+        f.write("[pool]\nstore_blocks = 512\nstore_blocks = 513\n")
+    code, out, err, _ = run(["--check-config", "--config", good])
+    check(code == 1 and "%s:3: duplicate key 'store_blocks'" % site in err,
+          "a bad drop-in is refused at its FILE:LINE: %r" % err.strip())
 
 sys.exit(1 if failures else 0)

@@ -327,11 +327,47 @@ static void test_egd_refuses_what_it_must(void **state) {
         egd_free(t);
 }
 
+/* Four connections; the fourth must be refused. */
+static int fourth_refused(const char *path) {
+        int fd[4];
+
+        for (int i = 0; i < 4; i++)
+                if ((fd[i] = egd_connect(path)) < 0)
+                        return 1;
+        return closed_by_peer(fd[3]) ? 0 : 2;
+}
+
+/* A clock that stands still: one second of looks at /proc for the test. */
+static uint64_t frozen_now(void *userdata) {
+        return 7 * 1000000ULL;
+}
+
+/* Issue 23, hostile finding 1: a peer whose uid has no look at /proc left
+ * this second is charged, with no look, to the account user namespaces
+ * share. One look a second and two connections an account: the first of
+ * four is the uid's, the next two the shared account's, and only the
+ * fourth is refused. Failed before (every peer looked at, all four the
+ * uid's): the third was refused too. */
+static void test_egd_proc_budget(void **state) {
+        Egd *t = egd_new();
+
+        t->config.max_open_per_uid = 2;
+        t->config.proc_checks_per_uid = 1;
+        assert_int_equal(fakedaemon_start(t->daemon, &t->config, NULL,
+                                          &(DaemonHooks){ .now = frozen_now, .ready_fd = -1 }),
+                         0);
+        assert_int_equal(as_other_user(fourth_refused, t->path), 0);
+        await_figure(t, "refused", 1);
+        assert_true(egd_figure(t, "refused") == 1);
+        egd_free(t);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_egd_serves_each_block_once, teardown),
                 cmocka_unit_test_teardown(test_egd_fails_closed_and_drops_hangups, teardown),
                 cmocka_unit_test_teardown(test_egd_refuses_what_it_must, teardown),
+                cmocka_unit_test_teardown(test_egd_proc_budget, teardown),
         };
 
         fakedaemon_block_signals();

@@ -78,6 +78,8 @@ typedef struct Harness {
         bool use_conf_file;
         bool conf_optional;          /* as truerandomd without --config */
         const char *sysfs;           /* the daemon's /sys: sysdir, or a test's own */
+        bool own_clock;              /* the budget of looks at /proc on clock below */
+        _Atomic uint64_t clock;      /* microseconds, moved by the test alone */
         FkFile trng, random, urandom;
 } Harness;
 
@@ -161,6 +163,13 @@ static int open_kmsg(void *userdata) {
         return fd;
 }
 
+/* The test's clock for the daemon's budget of looks at /proc. */
+static uint64_t harness_now(void *userdata) {
+        Harness *h = userdata;
+
+        return h->clock;
+}
+
 static void make_proc(Harness *h) {
         assert_int_equal(fakeproc_new(h->dir, &h->proc), 0);
         assert_int_equal(fakeproc_add(h->proc, (pid_t) priv.pid, priv.uid, UINT64_C(1) << CAP_SYS_ADMIN, FAKEPROC_NS_SAME), 0);
@@ -209,6 +218,7 @@ static int harness_start(Harness *h) {
                 .proc_root = h->real_proc ? NULL : fakeproc_root(h->proc),
                 .sysfs_root = h->sysfs,
                 .open_kmsg = open_kmsg,
+                .now = h->own_clock ? harness_now : NULL,
                 .userdata = h,
                 .config_optional = h->conf_optional,
         };
@@ -915,24 +925,43 @@ static void test_malformed_ioctl_frames(void **state) {
         harness_free(h);
 }
 
+/* Eight uids (3000 to 3007) send their quota of 10 reads each to
+ * /dev/truerandom; returns the last one's unique. */
+static int64_t park_eight_quotas(Harness *h) {
+        int64_t u = 0;
+
+        for (uint32_t uid = 3000; uid < 3008; uid++) {
+                FkFile f = open_as(h, CUSEDEV_TRNG, uid - 3000, uid, false);
+
+                for (int i = 0; i < 10; i++)
+                        u = fk_send_read(h->fk[CUSEDEV_TRNG], &f.caller, f.fh, 32, 0);
+        }
+        return u;
+}
+
+/* max_parked bounds the waiting reads of a device in all: eight uids and
+ * root at their quotas (max_parked / 9) fill it, and then a read of any of
+ * them, or of a ninth uid, is told to come back; a stop answers EIO. */
 static void test_bounded_parking(void **state) {
         Harness *h = harness_new();
-        /* Root: the per-uid quota (test_parked_per_uid) does not hold it. */
         FkCaller root = { .uid = 0, .gid = 0, .pid = 6100 };
-        FkFile f;
+        FkFile f, other;
         uint8_t buf[32];
-        int64_t u[10];
+        int64_t u[10], last;
         FkMsg m;
 
         h->config.start_delay_usec = 600000 * USEC_PER_MSEC;
-        h->config.max_parked = 10;
+        h->config.max_parked = 90;
         assert_int_equal(harness_start(h), 0);
+        last = park_eight_quotas(h);
         for (int i = 0; i < 10; i++)
                 u[i] = fk_send_read(h->fk[CUSEDEV_TRNG], &root, h->trng.fh, 32, 0);
-        /* The eleventh waiting read is told to come back. */
         f = h->trng;
         f.caller = root;
         assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &f, buf, sizeof(buf)), -EAGAIN);
+        other = open_as(h, CUSEDEV_TRNG, 8, 3008, false);
+        assert_int_equal(fk_read(h->fk[CUSEDEV_TRNG], &other, buf, sizeof(buf)), -EAGAIN);
+        assert_true(fk_waiting(h->fk[CUSEDEV_TRNG], (uint64_t)last));
         for (int i = 0; i < 10; i++)
                 assert_true(fk_waiting(h->fk[CUSEDEV_TRNG], (uint64_t)u[i]));
         assert_int_equal(harness_stop(h), 0);
@@ -940,6 +969,8 @@ static void test_bounded_parking(void **state) {
                 assert_int_equal(fk_expect_reply(h->fk[CUSEDEV_TRNG], (uint64_t)u[i], HANG_MS, &m), 0);
                 assert_int_equal(m.error, -EIO);
         }
+        assert_int_equal(fk_expect_reply(h->fk[CUSEDEV_TRNG], (uint64_t)last, HANG_MS, &m), 0);
+        assert_int_equal(m.error, -EIO);
         harness_free(h);
 }
 
@@ -1884,6 +1915,9 @@ static void test_reseed_storm_rate_limited(void **state) {
         double calm_share, rough_share;
 
         h->config.source[CONFIG_SOURCE_FILE].params.rate = 40000;
+        /* The reseeds' own bound is under test, not the budget of looks
+         * at /proc (test_proc_budget), which would answer EAGAIN first. */
+        h->config.proc_checks_per_uid = 1000000;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         calm = storm(h, RNDGETENTCNT);
@@ -2068,12 +2102,7 @@ static void test_parked_per_uid(void **state) {
         /* Eight uids at quota, the ninth refused; root still parks ten. */
         h = start_parking(600000);
         fk = h->fk[CUSEDEV_TRNG];
-        for (uint32_t uid = 3000; uid < 3008; uid++) {
-                FkFile f = open_as(h, CUSEDEV_TRNG, uid - 3000, uid, false);
-
-                for (int i = 0; i < 10; i++)
-                        u = fk_send_read(fk, &f.caller, f.fh, 32, 0);
-        }
+        u = park_eight_quotas(h);
         assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
         assert_true(fk_waiting(fk, (uint64_t)u));
         other = open_as(h, CUSEDEV_TRNG, 8, 3008, false);
@@ -2087,6 +2116,32 @@ static void test_parked_per_uid(void **state) {
         /* 90 waiting: now the bound itself answers, root included. */
         assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &root.caller, root.fh, 32, 0), HANG_MS, &m), 0);
         assert_int_equal(m.error, -EAGAIN);
+        harness_free(h);
+}
+
+/* Issue 23: root's waiting reads are held to its quota too, which stays
+ * reserved for it: a file root opened and handed to unprivileged code
+ * (whose reads are then root's) can no longer fill max_parked. Failed
+ * before: root parked all 90, and every other uid got EAGAIN. */
+static void test_root_parked_bounded(void **state) {
+        Harness *h = start_parking(600000);
+        FakeKernel *fk = h->fk[CUSEDEV_TRNG];
+        FkFile root = open_root(h);
+        int64_t r = 0, u = 0;
+        FkMsg m;
+
+        for (int i = 0; i < 10; i++)
+                r = fk_send_read(fk, &root.caller, root.fh, 32, 0);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)r));
+        assert_int_equal(fk_expect_reply(fk, (uint64_t)fk_send_read(fk, &root.caller, root.fh, 32, 0), HANG_MS, &m),
+                         0);
+        assert_int_equal(m.error, -EAGAIN);
+        /* Eight uids still park their whole quota beside it. */
+        u = park_eight_quotas(h);
+        assert_int_equal(entcnt(h, CUSEDEV_TRNG, &h->trng, NULL), 0);
+        assert_true(fk_waiting(fk, (uint64_t)u));
+        assert_true(fk_waiting(fk, (uint64_t)r));
         harness_free(h);
 }
 
@@ -2197,6 +2252,9 @@ static void test_open_files_per_uid(void **state) {
         static FkFile f[1025];
         FkFile g;
 
+        /* 1024 opens, each one look at /proc: the budget's
+         * (test_proc_budget) must not move them to the shared account. */
+        h->config.proc_checks_per_uid = 1000000;
         assert_int_equal(harness_start(h), 0);
         one = show_caller(h, 0, 1000, false);
         two = show_caller(h, 1, 1001, false);
@@ -2205,13 +2263,97 @@ static void test_open_files_per_uid(void **state) {
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &two, O_RDONLY, &g), 0);
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &root, O_RDONLY, &g), 0);
-        /* The drop-ins are not limited: they stand in for the kernel's. */
+        /* The drop-ins have their own bound, far higher. */
         assert_int_equal(fk_open(h->fk[CUSEDEV_URANDOM], &one, O_RDONLY, &g), 0);
         /* A closed file frees its slot (RELEASE carries no uid: the daemon
          * remembers whose it was). */
         assert_int_equal(fk_release(h->fk[CUSEDEV_TRNG], &f[0]), 0);
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[0]), 0);
         assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &one, O_RDONLY, &f[1024]), -EMFILE);
+        harness_free(h);
+}
+
+/* Issue 23: open files of each drop-in per uid (max_dropin_open_per_uid,
+ * default 65536, root exempt), before the seed (when random charges the
+ * opener's account) and after. Failed before: the drop-ins had no bound. */
+static void test_dropin_open_files_per_uid(void **state) {
+        Harness *h = harness_new();
+        FkCaller root = { .uid = 0, .gid = 0, .pid = 0 };
+        FkCaller one, two;
+        FkFile f[2][9], g;
+
+        h->config.max_dropin_open_per_uid = 8;
+        assert_int_equal(harness_start(h), 0);
+        one = show_caller(h, 0, 1000, false);
+        two = show_caller(h, 1, 1001, false);
+        for (int seeded = 0; seeded < 2; seeded++) {
+                if (seeded)
+                        wait_seeded(h);
+                for (CuseDevKind k = CUSEDEV_RANDOM; k <= CUSEDEV_URANDOM; k++) {
+                        FkFile *ff = f[k - CUSEDEV_RANDOM];
+
+                        for (int i = 0; i < 8; i++)
+                                assert_int_equal(fk_open(h->fk[k], &one, O_RDONLY, &ff[i]), 0);
+                        assert_int_equal(fk_open(h->fk[k], &one, O_RDONLY, &ff[8]), -EMFILE);
+                        assert_int_equal(fk_open(h->fk[k], &two, O_RDONLY, &g), 0);
+                        assert_int_equal(fk_release(h->fk[k], &g), 0);
+                        for (int i = 0; i < 9; i++)
+                                assert_int_equal(fk_open(h->fk[k], &root, O_RDONLY, &g), 0);
+                        /* A closed file frees its slot. */
+                        assert_int_equal(fk_release(h->fk[k], &ff[0]), 0);
+                        assert_int_equal(fk_open(h->fk[k], &one, O_RDONLY, &ff[0]), 0);
+                        assert_int_equal(fk_open(h->fk[k], &one, O_RDONLY, &ff[8]), -EMFILE);
+                        for (int i = 0; i < 8; i++)
+                                assert_int_equal(fk_release(h->fk[k], &ff[i]), 0);
+                }
+        }
+        harness_free(h);
+}
+
+/* Issue 23, hostile finding 1: a budget of looks at /proc per uid and
+ * second, on the test's clock. A uid's privileged ioctls are looked at up
+ * to it (EPERM without the capability), then told EAGAIN with no look, a
+ * privileged caller of that uid too; another uid has its own; the next
+ * second gives them back. An open of /dev/truerandom over the budget is
+ * charged to the account user namespaces share: max_open_per_uid no longer
+ * counts it against the uid. Failed before: every ioctl was looked at. */
+static void test_proc_budget(void **state) {
+        Harness *h = harness_new();
+        FkFile u, p, o, f[7];
+        FkCaller other;
+
+        h->config.proc_checks_per_uid = 3;
+        h->config.max_open_per_uid = 3;
+        h->own_clock = true;
+        h->clock = 5 * USEC_PER_SEC;
+        assert_int_equal(harness_start(h), 0);
+        u = p = o = h->random;
+        u.caller = unpriv;
+        p.caller = priv;
+        other = show_caller(h, 0, 2000, false);
+        o.caller = other;
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &u, RNDZAPENTCNT, NULL, 0), -EPERM);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &u, RNDZAPENTCNT, NULL, 0), -EAGAIN);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDZAPENTCNT, NULL, 0), -EAGAIN);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &o, RNDZAPENTCNT, NULL, 0), -EPERM);
+        h->clock += USEC_PER_SEC - 1;
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDZAPENTCNT, NULL, 0), -EAGAIN);
+        h->clock += 1;
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &p, RNDZAPENTCNT, NULL, 0), 0);
+        assert_int_equal(fk_ioctl(h->fk[CUSEDEV_RANDOM], &u, RNDZAPENTCNT, NULL, 0), -EPERM);
+
+        /* other's three looks of this second: three opens charged to it
+         * (its max_open_per_uid), then three charged to the shared
+         * account, which the bound holds on its own. */
+        for (int i = 0; i < 6; i++)
+                assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &other, O_RDONLY, &f[i]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &other, O_RDONLY, &f[6]), -EMFILE);
+        /* A new second: charged to itself again, where a file closed. */
+        h->clock += USEC_PER_SEC;
+        assert_int_equal(fk_release(h->fk[CUSEDEV_TRNG], &f[0]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &other, O_RDONLY, &f[0]), 0);
+        assert_int_equal(fk_open(h->fk[CUSEDEV_TRNG], &other, O_RDONLY, &f[6]), -EMFILE);
         harness_free(h);
 }
 
@@ -2344,6 +2486,9 @@ int main(void) {
                 cmocka_unit_test_teardown(test_open_group_gate, teardown),
                 cmocka_unit_test_teardown(test_parked_per_uid, teardown),
                 cmocka_unit_test_teardown(test_open_files_per_uid, teardown),
+                cmocka_unit_test_teardown(test_root_parked_bounded, teardown),
+                cmocka_unit_test_teardown(test_proc_budget, teardown),
+                cmocka_unit_test_teardown(test_dropin_open_files_per_uid, teardown),
                 cmocka_unit_test_teardown(test_userns_callers_share_one_quota, teardown),
                 cmocka_unit_test_teardown(test_vm_generation_change_purges_store, teardown),
                 cmocka_unit_test_teardown(test_reload_restarts_source_full_store, teardown),

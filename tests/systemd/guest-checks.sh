@@ -328,7 +328,8 @@ end 1-start
 # failed reload's own output, REFUSED in `systemctl status`. min_healthy (in
 # `truerandomctl status`) is the witness: a good reload changes it (the
 # control). A new mode for the nodes, which are root's and the daemon is not
-# root, is refused as a whole, said, and changes nothing.
+# root, is refused as a whole, said, and changes nothing. A drop-in applies
+# over the file and is refused at its own FILE:LINE.
 
 min_healthy() {
         truerandomctl status 2>/dev/null | sed -n 's/.*(min_healthy \([0-9]*\)).*/\1/p'
@@ -377,6 +378,23 @@ systemctl reload $UNIT || problem "systemctl reload of the package's file failed
 wait_until 10000 min_healthy_is 1 || problem "the package's file did not apply again"
 refused_gone() { ! refused_shown; }
 wait_until 10000 refused_gone || problem "systemctl status still shows a refused reload after a good one"
+# A drop-in: the package made its directory; a reload applies it over the
+# file; a broken one is refused at its own FILE:LINE; removed, the file
+# alone applies again.
+DROPIN=/etc/truerandomd.conf.d/50-check.conf
+[ -d /etc/truerandomd.conf.d ] || problem "the package did not make /etc/truerandomd.conf.d"
+printf '[pool]\nmin_healthy = 2\n' > $DROPIN
+systemctl reload $UNIT || problem "reload with a good drop-in failed"
+wait_until 10000 min_healthy_is 2 || problem "the drop-in did not apply min_healthy = 2 (status: '$(min_healthy)')"
+since=$(date +%s)
+printf '[pool]\nmin_healthy = 1\nmin_healthy = 1\n' > $DROPIN
+systemctl reload $UNIT 2>/dev/null && problem "systemctl reload of a broken drop-in succeeded"
+wait_until 10000 journal_has "$since" "$DROPIN:3: duplicate key" || problem "no '$DROPIN:3:' in the journal"
+note "journal: '$(journal_since "$since" | grep -F -m 1 "$DROPIN:3:")'"
+min_healthy_is 2 || problem "the broken drop-in changed min_healthy ('$(min_healthy)')"
+rm -f $DROPIN
+systemctl reload $UNIT || problem "reload without the drop-in failed"
+wait_until 10000 min_healthy_is 1 || problem "without the drop-in, min_healthy is '$(min_healthy)', not the file's 1"
 end 2-reload
 
 # ------------------------------------------------------------------

@@ -273,7 +273,7 @@ static void test_full_file_overrides_everything(void **state) {
         assert_int_equal(c.assess_samples, 10000000);
         assert_string_equal(c.state_directory, "/srv/trd");
         assert_string_equal(c.user, "rngd");
-        assert_int_equal(c.user_line, 26);
+        assert_int_equal(c.user_at.line, 26);
 
         assert_false(c.source[CONFIG_SOURCE_JITTER].enable);
         assert_int_equal(c.source[CONFIG_SOURCE_JITTER].credit_mbits, 600);
@@ -697,7 +697,7 @@ static void test_source_keys_from_rows(void **state) {
                         case SOURCE_KEY_PATH_NONE:
                                 memcpy(&path, field, sizeof(path));
                                 assert_string_equal(path, "/srv/x");
-                                assert_int_equal(c.source[s].path_line, 2);
+                                assert_int_equal(c.source[s].path_at.line, 2);
                                 break;
                         }
                         config_done(&c);

@@ -1,6 +1,7 @@
 /* test-uidhash.c - records found by uid, and counts per uid: finding after
  * the table grew, removing any node, consecutive and strided uids (the
- * shapes real uid ranges have), and a count that frees its entry at zero. */
+ * shapes real uid ranges have), a count that frees its entry at zero, and
+ * a budget per uid and window on an injected clock. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,11 +91,42 @@ static void test_count(void **state) {
         uidcount_done(&c);
 }
 
+/* Each uid its own max per window; a new window (or a clock that went
+ * back) starts every count again; a window starts at the first spending
+ * after the last one ended. */
+static void test_rate(void **state) {
+        UidRate r;
+
+        assert_int_equal(uidrate_init(&r), 0);
+        for (int i = 0; i < 5; i++)
+                assert_true(uidrate_take(&r, 1000, 100 + i, 1000, 5));
+        assert_false(uidrate_take(&r, 1000, 200, 1000, 5));
+        assert_false(uidrate_take(&r, 1000, 1099, 1000, 5));
+        /* Another uid spends its own. */
+        for (int i = 0; i < 5; i++)
+                assert_true(uidrate_take(&r, 1001, 1099, 1000, 5));
+        assert_false(uidrate_take(&r, 1001, 1099, 1000, 5));
+        /* The window that began at 100 ends at 1100. */
+        assert_true(uidrate_take(&r, 1000, 1100, 1000, 5));
+        for (int i = 0; i < 4; i++)
+                assert_true(uidrate_take(&r, 1000, 1100, 1000, 5));
+        assert_false(uidrate_take(&r, 1000, 2099, 1000, 5));
+        /* Long quiet: the next window starts at the next spending. */
+        assert_true(uidrate_take(&r, 1000, 50000, 1000, 5));
+        /* A clock that went back starts a window too. */
+        for (int i = 0; i < 4; i++)
+                assert_true(uidrate_take(&r, 1000, 50000, 1000, 5));
+        assert_false(uidrate_take(&r, 1000, 50000, 1000, 5));
+        assert_true(uidrate_take(&r, 1000, 10, 1000, 5));
+        uidrate_done(&r);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_consecutive_uids),
                 cmocka_unit_test(test_strided_uids),
                 cmocka_unit_test(test_count),
+                cmocka_unit_test(test_rate),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
  * swaps the new socket for a symbolic link. Export threads never call
  * cmocka: what they see is recorded and checked here. */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -174,7 +175,21 @@ typedef struct Env {
         int reseeds;
         int reseed_result;
         int raw_calls;
+        unsigned looks_left;      /* what stub_budget grants */
+        unsigned budget_asks;
 } Env;
+
+/* The daemon's budget of looks at /proc (ControlCallbacks.proc_budget). */
+static bool stub_budget(void *userdata, uint32_t uid) {
+        Env *e = userdata;
+
+        assert_int_not_equal(uid, 0); /* root's charge needs no look */
+        e->budget_asks++;
+        if (e->looks_left == 0)
+                return false;
+        e->looks_left--;
+        return true;
+}
 
 static int stub_status(void *userdata, char **ret) {
         *ret = strdup(STUB_STATUS);
@@ -229,7 +244,7 @@ static void write_file(const char *path, const uint8_t *data, size_t n) {
 
 static int setup(void **state) {
         Env *e = calloc(1, sizeof(*e));
-        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, NULL, NULL };
+        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, NULL, NULL, NULL };
         uint64_t x = 0x243f6a8885a308d3ULL;
 
         assert_non_null(e);
@@ -255,6 +270,8 @@ static int setup(void **state) {
         peer_ns = FAKEPROC_NS_SAME;
         assert_int_equal(fakeproc_new(e->dir, &fake_proc), 0);
         cb.proc_root = fakeproc_root(fake_proc);
+        cb.proc_budget = stub_budget;
+        e->looks_left = UINT_MAX;
         assert_int_equal(sd_event_new(&e->event), 0);
         cb.userdata = e;
         assert_int_equal(control_new(e->event, e->path, &cb, &e->control), 0);
@@ -375,7 +392,7 @@ static void test_status_anyone(void **state) {
 
 static void test_socket(void **state) {
         Env *e = *state;
-        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, e, fakeproc_root(fake_proc) };
+        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, e, fakeproc_root(fake_proc), NULL };
         Control *second = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct stat st;
@@ -406,7 +423,7 @@ static void test_socket(void **state) {
  * serve on a path that is not its socket. */
 static void test_socket_swapped_for_link(void **state) {
         Env *e = *state;
-        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, e, fakeproc_root(fake_proc) };
+        ControlCallbacks cb = { stub_status, stub_command, stub_raw_source, e, fakeproc_root(fake_proc), NULL };
         char victim[160];
         struct stat st;
 
@@ -796,6 +813,26 @@ static void test_user_namespaces_share_one_quota(void **state) {
         release_all(held, CONTROL_MAX_CONNECTIONS);
 }
 
+/* Issue 23, hostile finding 1: a peer whose uid has no look at /proc left
+ * is charged, with no look, to the account user namespaces share, so that
+ * a connect/close loop cannot make the loop read /proc without end; root
+ * needs no look. Failed before: every peer was looked at, and each uid
+ * held its own quota. */
+static void test_proc_budget(void **state) {
+        Env *e = *state;
+        enum { N = CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED };
+        int held[N];
+
+        e->looks_left = 0;
+        for (unsigned u = 0; u < N; u++)
+                hold(e, 1001 + u, held + u, 1);
+        assert_int_equal(count_busy(held, N, "user namespaces hold"), N - CONTROL_MAX_PER_UID);
+        assert_int_equal(e->budget_asks, N);
+        status_served(e, 0);
+        assert_int_equal(e->budget_asks, N);
+        release_all(held, N);
+}
+
 static void test_connections_kept_for_root(void **state) {
         Env *e = *state;
         uint8_t buf[CTL_REPLY_MAX];
@@ -896,6 +933,7 @@ int main(void) {
                 T(test_connection_cap),
                 T(test_uid_cannot_lock_out_others),
                 T(test_user_namespaces_share_one_quota),
+                T(test_proc_budget),
                 T(test_connections_kept_for_root),
                 T(test_exports_do_not_block),
         };
