@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+__attribute__((format(printf, 4, 0)))
 static void vfail(Parser *p, int error, ParserAt at, const char *fmt, va_list ap) {
         if (p->error)
                 return;
