@@ -523,72 +523,75 @@ static void test_thousand_parked_all_answered(void **state) {
         harness_free(h);
 }
 
-/* Readers that ask again as soon as they are answered; counts bytes per uid
- * until `total` bytes were served. */
-typedef struct Reader {
-        const FkFile *file;          /* its uid's */
-        int64_t unique;
-        uint32_t size;
-} Reader;
+/* Fairness without timing: each read asks one block, and every uid has
+ * more reads waiting than blocks it can be dealt while FAIR_BLOCKS are
+ * counted, plus one deal's worth (at most the store, FAIR_STORE blocks). So
+ * neither uid's queue runs dry however slow the test or fast the source,
+ * and the test never asks again. Replies come in the order the blocks were
+ * dealt, so the count stops at a deal's edge give or take one block. */
+#define FAIR_BLOCKS 512
+#define FAIR_STORE 16
+#define FAIR_READS_MIN (FAIR_BLOCKS + FAIR_STORE + 64)
 
-static void run_readers(Harness *h, Reader *r, size_t n, uint64_t total, uint64_t *bytes_by_uid,
-                        uint32_t uid_base) {
-        FakeKernel *fk = h->fk[CUSEDEV_TRNG];
+/* Uid 2000 with `a` one-block reads waiting, uid 2001 with `b`: uid 2000's
+ * share of the first FAIR_BLOCKS blocks dealt. */
+static double fair_share(unsigned a, unsigned b) {
+        Harness *h = harness_new();
+        FakeKernel *fk;
+        FkFile files[2];
+        struct { int64_t unique; unsigned uid; } *waiting = calloc(a + b, sizeof(*waiting));
+        unsigned blocks[2] = { 0, 0 }, sent[2] = { 0, 0 };
+        double share;
         FkMsg m;
 
-        for (size_t i = 0; i < n; i++)
-                r[i].unique = fk_send_read(fk, &r[i].file->caller, r[i].file->fh, r[i].size, 0);
-        for (uint64_t got = 0; got < total;) {
+        assert_non_null(waiting);
+        assert_true(a >= FAIR_READS_MIN && b >= FAIR_READS_MIN);
+        h->config.store_blocks = FAIR_STORE;
+        h->config.low_water = FAIR_STORE / 4;
+        assert_int_equal(harness_start(h), 0);
+        fk = h->fk[CUSEDEV_TRNG];
+        wait_seeded(h);
+        /* A uid's reads share its file: the file's opener is charged. */
+        for (unsigned u = 0; u < 2; u++)
+                files[u] = open_as(h, CUSEDEV_TRNG, u, 2000 + u, false);
+        /* Interleaved in proportion, so that both uids wait from the start. */
+        for (unsigned i = 0; i < a + b; i++) {
+                unsigned u = (uint64_t)sent[0] * b <= (uint64_t)sent[1] * a ? 0 : 1;
+                waiting[i].unique = fk_send_read(fk, &files[u].caller, files[u].fh, STORE_BLOCK_SIZE, 0);
+                assert_true(waiting[i].unique > 0);
+                waiting[i].uid = u;
+                sent[u]++;
+        }
+        while (blocks[0] + blocks[1] < FAIR_BLOCKS) {
+                unsigned i;
+
                 assert_int_equal(fk_recv(fk, HANG_MS, &m), 0);
                 if (m.kind != FK_MSG_REPLY)
                         continue;
-                for (size_t i = 0; i < n; i++) {
-                        if ((int64_t)m.unique != r[i].unique)
-                                continue;
-                        assert_int_equal(m.error, 0);
-                        bytes_by_uid[r[i].file->caller.uid - uid_base] += m.len;
-                        r[i].unique = fk_send_read(fk, &r[i].file->caller, r[i].file->fh, r[i].size, 0);
-                        got += m.len;
-                }
+                for (i = 0; i < a + b && (uint64_t)waiting[i].unique != m.unique; i++)
+                        ;
+                assert_true(i < a + b);
+                assert_int_equal(m.error, 0);
+                assert_int_equal(m.len, STORE_BLOCK_SIZE);
+                blocks[waiting[i].uid]++;
         }
-}
-
-/* Two uids with `a` and `b` readers asking continuously: each uid's share
- * of the bytes, whatever its number of readers. */
-static double fair_share(unsigned a, unsigned b) {
-        Harness *h = harness_new();
-        Reader r[32];
-        uint64_t bytes[2] = { 0, 0 };
-        FkFile files[2];
-        double share;
-
-        /* 40 samples make a block: 40000 samples/s is ~1000 blocks/s, far
-         * fewer than 16 readers of 4 KiB ask, so the daemon's queue decides
-         * who gets them, and slow enough that the test re-asks for every
-         * answered reader before the next blocks come, even on a busy
-         * machine (else a uid's queue runs dry and the other takes all). */
-        h->config.source[CONFIG_SOURCE_FILE].params.rate = 40000;
-        assert_int_equal(harness_start(h), 0);
-        wait_seeded(h);
-        /* A uid's readers share its file: the file's opener is charged. */
-        for (unsigned u = 0; u < 2; u++)
-                files[u] = open_as(h, CUSEDEV_TRNG, u, 2000 + u, false);
-        for (unsigned i = 0; i < a + b; i++)
-                r[i] = (Reader){ .file = &files[i < a ? 0 : 1], .size = 4096 };
-        run_readers(h, r, a + b, 4000 * 32, bytes, 2000);
-        share = (double)bytes[0] / (double)(bytes[0] + bytes[1]);
-        print_message("uid 2000 (%u readers): %llu bytes, uid 2001 (%u readers): %llu bytes, share %.3f\n", a,
-                      (unsigned long long)bytes[0], b, (unsigned long long)bytes[1], share);
+        /* The premise: neither uid ran out of waiting reads. */
+        assert_true(blocks[0] + FAIR_STORE < a && blocks[1] + FAIR_STORE < b);
+        share = (double)blocks[0] / (double)(blocks[0] + blocks[1]);
+        print_message("uid 2000 (%u reads waiting): %u blocks, uid 2001 (%u reads waiting): %u blocks, share %.3f\n",
+                      a, blocks[0], b, blocks[1], share);
+        free(waiting);
         harness_free(h);
         return share;
 }
 
 static void test_fair_share_two_uids(void **state) {
-        double share = fair_share(8, 8);
-        assert_true(share >= 0.45 && share <= 0.55);
-        /* Per uid, not per reader: 12 readers do not buy three times 4's. */
-        share = fair_share(12, 4);
-        assert_true(share >= 0.45 && share <= 0.55);
+        double share = fair_share(FAIR_READS_MIN, FAIR_READS_MIN);
+        assert_true(share >= 0.47 && share <= 0.53);
+        /* Per uid, not per read: three times the reads waiting do not buy
+         * three times the blocks. */
+        share = fair_share(3 * FAIR_READS_MIN, FAIR_READS_MIN);
+        assert_true(share >= 0.47 && share <= 0.53);
 }
 
 static void test_small_reader_not_stuck_behind_huge(void **state) {
