@@ -523,38 +523,53 @@ static void test_thousand_parked_all_answered(void **state) {
         harness_free(h);
 }
 
-/* Fairness without timing: each read asks one block, and every uid has
- * more reads waiting than blocks it can be dealt while FAIR_BLOCKS are
- * counted, plus one deal's worth (at most the store, FAIR_STORE blocks). So
+/* Fairness without timing: every read is parked before the first block
+ * exists (the source is a FIFO the test feeds only then, so
+ * /dev/truerandom is closed until its startup test), each read asks one
+ * block, and every uid has more reads waiting than blocks are counted. So
  * neither uid's queue runs dry however slow the test or fast the source,
  * and the test never asks again. Replies come in the order the blocks were
- * dealt, so the count stops at a deal's edge give or take one block. */
+ * dealt; the count stops at a deal's edge give or take one block. */
 #define FAIR_BLOCKS 512
-#define FAIR_STORE 16
-#define FAIR_READS_MIN (FAIR_BLOCKS + FAIR_STORE + 64)
+#define FAIR_READS_MIN (FAIR_BLOCKS + 64)
+/* Windows of samples fed: 25.6 blocks each at 2 bits/sample (320 bits a
+ * block), the last one held until a next one comes; ~800 blocks in all. */
+#define FAIR_WINDOWS 32
 
 /* Uid 2000 with `a` one-block reads waiting, uid 2001 with `b`: uid 2000's
  * share of the first FAIR_BLOCKS blocks dealt. */
 static double fair_share(unsigned a, unsigned b) {
+        static const uint8_t seed[randombytes_SEEDBYTES] = { 'f', 'a', 'i', 'r' };
         Harness *h = harness_new();
+        struct { int64_t unique; unsigned uid; } *waiting = calloc(a + b, sizeof(*waiting));
+        uint8_t *samples = malloc(FAIR_WINDOWS * GATE_WINDOW_MIN);
+        unsigned blocks[2] = { 0, 0 }, sent[2] = { 0, 0 };
+        char fifo[160];
         FakeKernel *fk;
         FkFile files[2];
-        struct { int64_t unique; unsigned uid; } *waiting = calloc(a + b, sizeof(*waiting));
-        unsigned blocks[2] = { 0, 0 }, sent[2] = { 0, 0 };
+        int64_t sync;
         double share;
         FkMsg m;
+        int w;
 
         assert_non_null(waiting);
+        assert_non_null(samples);
         assert_true(a >= FAIR_READS_MIN && b >= FAIR_READS_MIN);
-        h->config.store_blocks = FAIR_STORE;
-        h->config.low_water = FAIR_STORE / 4;
+        snprintf(fifo, sizeof(fifo), "%s/noise", h->dir);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        /* Read-write: the source sees a writer, and no data, until fed. */
+        w = open(fifo, O_RDWR | O_CLOEXEC);
+        assert_true(w >= 0);
+        /* Room for all of it: one write, never a wait. */
+        assert_true(fcntl(w, F_SETPIPE_SZ, FAIR_WINDOWS * GATE_WINDOW_MIN) >= (int)(FAIR_WINDOWS * GATE_WINDOW_MIN));
+        free((char *)h->config.source[CONFIG_SOURCE_FILE].params.path);
+        h->config.source[CONFIG_SOURCE_FILE].params.path = strdup(fifo);
+        h->config.source[CONFIG_SOURCE_FILE].params.loop = false;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_TRNG];
-        wait_seeded(h);
         /* A uid's reads share its file: the file's opener is charged. */
         for (unsigned u = 0; u < 2; u++)
                 files[u] = open_as(h, CUSEDEV_TRNG, u, 2000 + u, false);
-        /* Interleaved in proportion, so that both uids wait from the start. */
         for (unsigned i = 0; i < a + b; i++) {
                 unsigned u = (uint64_t)sent[0] * b <= (uint64_t)sent[1] * a ? 0 : 1;
                 waiting[i].unique = fk_send_read(fk, &files[u].caller, files[u].fh, STORE_BLOCK_SIZE, 0);
@@ -562,6 +577,15 @@ static double fair_share(unsigned a, unsigned b) {
                 waiting[i].uid = u;
                 sent[u]++;
         }
+        /* Answered in order: once this is, every read above is parked. */
+        sync = fk_send_ioctl(fk, NULL, h->trng.fh, RNDGETENTCNT, FK_USER_BASE, FUSE_IOCTL_UNRESTRICTED, NULL, 0, 0);
+        assert_true(sync > 0);
+        assert_int_equal(fk_recv(fk, HANG_MS, &m), 0);
+        assert_int_equal(m.kind, FK_MSG_REPLY);
+        assert_int_equal((int64_t)m.unique, sync);
+
+        randombytes_buf_deterministic(samples, FAIR_WINDOWS * GATE_WINDOW_MIN, seed);
+        assert_int_equal(write(w, samples, FAIR_WINDOWS * GATE_WINDOW_MIN), (ssize_t)(FAIR_WINDOWS * GATE_WINDOW_MIN));
         while (blocks[0] + blocks[1] < FAIR_BLOCKS) {
                 unsigned i;
 
@@ -575,13 +599,13 @@ static double fair_share(unsigned a, unsigned b) {
                 assert_int_equal(m.len, STORE_BLOCK_SIZE);
                 blocks[waiting[i].uid]++;
         }
-        /* The premise: neither uid ran out of waiting reads. */
-        assert_true(blocks[0] + FAIR_STORE < a && blocks[1] + FAIR_STORE < b);
         share = (double)blocks[0] / (double)(blocks[0] + blocks[1]);
         print_message("uid 2000 (%u reads waiting): %u blocks, uid 2001 (%u reads waiting): %u blocks, share %.3f\n",
                       a, blocks[0], b, blocks[1], share);
-        free(waiting);
         harness_free(h);
+        close(w);
+        free(samples);
+        free(waiting);
         return share;
 }
 
@@ -843,10 +867,15 @@ static void test_ioctls(void **state) {
         assert_int_equal(fk_ioctl(fk, &p, RNDRESEEDCRNG, NULL, 0), 0);
         harness_free(h);
 
+        /* The first seed may have taken the only stored block: the count
+         * is 0 until the next one comes, then whole blocks. */
         h = harness_new();
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
-        v = entcnt(h, CUSEDEV_TRNG, &h->trng, &unpriv);
+        for (uint64_t until = now_ms() + HANG_MS; (v = entcnt(h, CUSEDEV_TRNG, &h->trng, &unpriv)) == 0;) {
+                assert_true(now_ms() < until);
+                sleep_ms(5);
+        }
         assert_true(v > 0 && v % 256 == 0);
         harness_free(h);
 }
@@ -1008,10 +1037,11 @@ static void write_conf(Harness *h, const char *text) {
         char full[1024];
         snprintf(full, sizeof(full),
                  "[pool]\ngate_window = %u\n[device]\ngroup = %u\n[control]\nsocket = %s/control\n"
+                 "[assessment]\nstate_directory = %s/state\n"
                  "[source.jitter]\nenable = no\n"
                  "[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
                  "[source.file]\nenable = yes\ncredit = %u.%03u\nloop = yes\npath = %s\n%s",
-                 GATE_WINDOW_MIN, (unsigned)getgid(), h->dir, FAKEDAEMON_CREDIT_MBITS / 1000, FAKEDAEMON_CREDIT_MBITS % 1000,
+                 GATE_WINDOW_MIN, (unsigned)getgid(), h->dir, h->dir, FAKEDAEMON_CREDIT_MBITS / 1000, FAKEDAEMON_CREDIT_MBITS % 1000,
                  h->samples, text);
         write_file(h->conf, full, strlen(full));
 }
