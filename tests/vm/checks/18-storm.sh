@@ -5,7 +5,8 @@
 # ---- 18. a reseed storm ------------------------------------------------------
 # The file source paced at ~31 blocks/s (storm.conf). Two 10 s runs of a
 # reader of /dev/truerandom, the second with root calling RNDRESEEDCRNG
-# (at least 10,000 times) all along: the storm may take one block per
+# (at least 10,000 times; past the per-uid budget of /proc looks, root's
+# too, some get EAGAIN, counted) all along: the storm may take one block per
 # min_reseed_interval (1 s), and the reader keeps >= 90 % of its bytes.
 # storm_run FILE_PREFIX [storm]: one run; status before and after.
 storm_run() {
