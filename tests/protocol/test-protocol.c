@@ -523,6 +523,24 @@ static void test_thousand_parked_all_answered(void **state) {
         harness_free(h);
 }
 
+/* Makes the file source a FIFO in the harness's directory, not looping,
+ * before harness_start(): returns its write end, held read-write and
+ * non-blocking, so that the source sees a writer and no data until the
+ * test writes. */
+static int fifo_source(Harness *h) {
+        char fifo[160];
+        int w;
+
+        snprintf(fifo, sizeof(fifo), "%s/noise", h->dir);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        w = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        assert_true(w >= 0);
+        free((char *)h->config.source[CONFIG_SOURCE_FILE].params.path);
+        h->config.source[CONFIG_SOURCE_FILE].params.path = strdup(fifo);
+        h->config.source[CONFIG_SOURCE_FILE].params.loop = false;
+        return w;
+}
+
 /* Fairness without timing: every read is parked before the first block
  * exists (the source is a FIFO the test feeds only then, so
  * /dev/truerandom is closed until its startup test), each read asks one
@@ -544,7 +562,6 @@ static double fair_share(unsigned a, unsigned b) {
         struct { int64_t unique; unsigned uid; } *waiting = calloc(a + b, sizeof(*waiting));
         uint8_t *samples = malloc(FAIR_WINDOWS * GATE_WINDOW_MIN);
         unsigned blocks[2] = { 0, 0 }, sent[2] = { 0, 0 };
-        char fifo[160];
         FakeKernel *fk;
         FkFile files[2];
         int64_t sync;
@@ -555,16 +572,9 @@ static double fair_share(unsigned a, unsigned b) {
         assert_non_null(waiting);
         assert_non_null(samples);
         assert_true(a >= FAIR_READS_MIN && b >= FAIR_READS_MIN);
-        snprintf(fifo, sizeof(fifo), "%s/noise", h->dir);
-        assert_int_equal(mkfifo(fifo, 0600), 0);
-        /* Read-write: the source sees a writer, and no data, until fed. */
-        w = open(fifo, O_RDWR | O_CLOEXEC);
-        assert_true(w >= 0);
-        /* Room for all of it: one write, never a wait. */
+        w = fifo_source(h);
+        /* Room for all of it: one write, whole. */
         assert_true(fcntl(w, F_SETPIPE_SZ, FAIR_WINDOWS * GATE_WINDOW_MIN) >= (int)(FAIR_WINDOWS * GATE_WINDOW_MIN));
-        free((char *)h->config.source[CONFIG_SOURCE_FILE].params.path);
-        h->config.source[CONFIG_SOURCE_FILE].params.path = strdup(fifo);
-        h->config.source[CONFIG_SOURCE_FILE].params.loop = false;
         assert_int_equal(harness_start(h), 0);
         fk = h->fk[CUSEDEV_TRNG];
         /* A uid's reads share its file: the file's opener is charged. */
@@ -1415,7 +1425,7 @@ static void test_vm_generation_change_purges_store(void **state) {
         static const char fork_record[] = "5,900,4239567,-;random: crng reseeded due to virtual machine fork\n";
         static const uint8_t seed[randombytes_SEEDBYTES] = { 'v', 'm', 'g', 'e', 'n' };
         Harness *h = harness_new();
-        char path[200], fifo[160];
+        char path[200];
         uint8_t samples[2 * GATE_WINDOW_MIN], buf[32];
         const CtlStatusObject *vm, *st;
         uint64_t until;
@@ -1438,10 +1448,7 @@ static void test_vm_generation_change_purges_store(void **state) {
         assert_int_equal(symlink("../../../../devices/platform/QEMUVGID:00", path), 0);
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, h->kmsg), 0);
 
-        snprintf(fifo, sizeof(fifo), "%s/noise", h->dir);
-        assert_int_equal(mkfifo(fifo, 0600), 0);
-        w = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-        assert_true(w >= 0);
+        w = fifo_source(h);
         randombytes_buf_deterministic(samples, sizeof(samples), seed);
         /* Two windows: the first one judged (the gate takes its verdict
          * while the second fills) fills the store after the startup test
@@ -1449,9 +1456,6 @@ static void test_vm_generation_change_purges_store(void **state) {
         assert_int_equal(write(w, samples, sizeof(samples)), (ssize_t) sizeof(samples));
         h->config.store_blocks = 16;
         h->config.low_water = 4;
-        free((char *) h->config.source[CONFIG_SOURCE_FILE].params.path);
-        h->config.source[CONFIG_SOURCE_FILE].params.path = strdup(fifo);
-        h->config.source[CONFIG_SOURCE_FILE].params.loop = false;
         assert_int_equal(harness_start(h), 0);
         wait_seeded(h);
         /* Full, or one short when the first seed took a block after it

@@ -8,7 +8,9 @@
 # guest timed out (the guest's console log follows); 77 (meson's skip) when
 # a needed tool is missing and cannot be installed (not root, no apt-get).
 # Env: TRUERANDOM_VM_CACHE   kernel cache (default BUILDDIR/vm-cache)
-#      TRUERANDOM_VM_TIMEOUT guest time limit in seconds (default 840; its 29 checks once needed more than 600 on a loaded machine; meson gives 900)
+#      TRUERANDOM_VM_TIMEOUT guest time limit in seconds (default 840: its 29
+#                            checks once needed more than 600 on a loaded
+#                            machine; meson gives 900)
 #      TRUERANDOM_VM_CHECKS  e.g. "3,4": run only those checks
 #      TRUERANDOM_VM_ACCEL, VM_MEM: see lib.sh
 set -euo pipefail
