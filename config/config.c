@@ -112,6 +112,7 @@ int config_init_defaults(Config *ret) {
             strdup_null(RUNSTATEDIR "/truerandomd/control", &c.socket_path) < 0 ||
             strdup_null(STATEDIR, &c.state_directory) < 0 || strdup_null("truerandomd", &c.user) < 0)
                 return -ENOMEM;
+        crypto_hash_sha256(c.sha256, (const unsigned char *) "", 0);
         *ret = c;
         c = (Config){ 0 };
         return 0;
@@ -181,6 +182,7 @@ static int read_file(Parser *p, const char *path, bool missing_ok) {
                 parser_fail(p, -errno, 0, "%s", errno == ENOENT ? "not found" : "cannot open");
                 return 0;
         }
+        crypto_hash_sha256_update(&p->digest, (const unsigned char *) path, strlen(path) + 1);
         if (fstat(fileno(p->f), &st) < 0)
                 parser_fail(p, -errno, 0, "%s", "cannot open");
         else if (S_ISDIR(st.st_mode))
@@ -244,6 +246,7 @@ int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error
         r = config_init_defaults(&c);
         if (r < 0)
                 return r;
+        crypto_hash_sha256_init(&p.digest);
 
         r = read_file(&p, path, missing_ok);
         if (r >= 0 && !p.error)
@@ -259,6 +262,7 @@ int config_load(const char *path, bool missing_ok, Config *ret, char **ret_error
                 return p.error;
         }
         note_places(&p, &c);
+        crypto_hash_sha256_final(&p.digest, c.sha256);
         *ret = c;
         c = (Config){ 0 };
         return 0;

@@ -149,6 +149,8 @@ typedef struct DeviceConfig {
         bool enable;               /* false: [device] dropin = no */
 } DeviceConfig;
 
+#define CONFIG_SHA256_BYTES 32U
+
 /* ---- the configuration ------------------------------------------------------- */
 
 typedef struct Config {
@@ -157,6 +159,11 @@ typedef struct Config {
          * that was allowed), then its drop-ins; malloc'd. */
         char **files;
         unsigned n_files;
+        /* SHA-256 of the files as read, in order: each one's path, a NUL,
+         * then its bytes; so, with FILES in that order,
+         *   for f in FILES; do printf '%s\0' "$f"; cat "$f"; done | sha256sum
+         * The defaults alone (no file read) hash the empty string. */
+        uint8_t sha256[CONFIG_SHA256_BYTES];
 
         char *group;
         ConfigAt group_at;

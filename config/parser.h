@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sodium.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -84,6 +85,7 @@ typedef struct Parser {
         char *line;             /* getline()'s buffer */
         size_t line_size;
         unsigned lineno;
+        crypto_hash_sha256_state digest; /* of the files' bytes as read (Config.sha256) */
         ParserAt key_at[KEYS_MAX]; /* where the files set each key; the last wins */
         /* the first error; error == 0 while there is none */
         int error;

@@ -48,6 +48,7 @@ char *parser_read(char *str, int num, void *userdata) {
                 return NULL;
         }
         p->lineno++;
+        crypto_hash_sha256_update(&p->digest, (const unsigned char *) p->line, (unsigned long long) n);
 
         if (strlen(p->line) != (size_t) n) {
                 parser_fail(p, -EINVAL, p->lineno, "syntax error: NUL byte in line");

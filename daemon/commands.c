@@ -55,6 +55,8 @@ static int command_reload(Daemon *d, const CtlRequest *req, char **ret_payload, 
 /* truerandom-seed-kernel after a feed (the control socket let only root
  * or CAP_SYS_ADMIN through): kept for status and logged. */
 static int command_kernel_fed(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
+        char bits[24];
+
         if (!ctl_feed_reason_known(req->reason)) {
                 snprintf(text, text_size, "no feed reason '%s' (boot, interval, vm-generation-change, resume)",
                          req->reason);
@@ -64,6 +66,8 @@ static int command_kernel_fed(Daemon *d, const CtlRequest *req, char **ret_paylo
         d->kernel_feed.last_bits = req->bits;
         d->kernel_feed.last_usec = now_usec(CLOCK_MONOTONIC);
         snprintf(d->kernel_feed.last_reason, sizeof(d->kernel_feed.last_reason), "%s", req->reason);
+        snprintf(bits, sizeof(bits), "%" PRIu64, req->bits);
+        DAEMON_EVENT(d, LEDGER_EVENT_KERNEL_FEED, { "bits", bits }, { "reason", req->reason });
         log_info("the kernel's pool was fed %" PRIu64 " bits of /dev/truerandom's blocks (%s), as "
                  "truerandom-seed-kernel reports", req->bits, req->reason);
         return 0;

@@ -18,6 +18,7 @@
 #include "daemon/egd/egd.h"
 #include "daemon/watch/clockjump.h"
 #include "daemon/watch/vmgenid.h"
+#include "ledger/ledger.h"
 #include "proto/ctlproto.h"
 #include "pool/collector.h"
 #include "pool/gate.h"
@@ -71,6 +72,23 @@ typedef struct LostBurst {
         sd_event_source *end_timer;  /* its last loss + SEEDER_LOST_PURGE_USEC */
 } LostBurst;
 
+/* One event's share of the ledger (events.c). */
+typedef struct EventBucket {
+        unsigned tokens;
+        usec_t at;                   /* when tokens were last earned; 0: never */
+        uint64_t suppressed;         /* records not written since the last one */
+} EventBucket;
+
+/* The ledger of the claim's events (events.c). */
+typedef struct EventLog {
+        Ledger *ledger;              /* NULL: not kept (error says why) */
+        int error;                   /* the last open or write error; 0: none */
+        uint64_t records;            /* written this run */
+        uint64_t lost;               /* not written, for an error */
+        EventBucket bucket[_LEDGER_EVENT_MAX];
+        SeederStats seeder;          /* the reseeds already recorded */
+} EventLog;
+
 typedef struct DeviceSlot {
         Daemon *daemon;
         size_t row;              /* its row of daemon_config_devices() */
@@ -105,6 +123,7 @@ struct Daemon {
         Vmgen *vmgen;                /* VM generation changes (clones, restores) */
         LostBurst lost;
         ClockJump *clockjump;        /* resumes from suspend */
+        EventLog events;             /* the ledger (events.c) */
         SourceSlot sources[_CONFIG_SOURCE_MAX];
         DeviceSlot devices[CUSE_MAX_DEVICES];
         size_t n_devices;
@@ -119,6 +138,7 @@ struct Daemon {
         bool sources_started;
         bool ready;
         bool stopping;
+        char stop_reason[32];        /* the ledger's "stop" record: "signal 15", "loop ended: ..." */
         uid_t run_uid;               /* [daemon] user, when started as root */
         gid_t run_gid;
         int exit_code;
@@ -255,6 +275,28 @@ CuseHubLimits daemon_hub_limits(const Config *c);
  * ([device] max_parked in all, max_open_per_uid connections and
  * max_parked_per_uid waiting reads per uid). */
 EgdLimits daemon_egd_limits(const Config *c);
+
+/* events.c */
+/* Opens the ledger in [assessment] state_directory and records the start
+ * (logged; a failure leaves it closed, the daemon running). */
+void daemon_events_open(Daemon *d);
+/* Records the stop with its reason and closes the ledger. */
+void daemon_events_close(Daemon *d, const char *reason);
+/* One record of event e (record.h has each event's required fields), or
+ * none past the event's burst (counted, said by its next record). */
+void daemon_event(Daemon *d, LedgerEvent e, const LedgerField *fields, size_t n_fields);
+#define DAEMON_EVENT(d, e, ...)                                                                           \
+        daemon_event((d), (e), (const LedgerField[]){ __VA_ARGS__ },                                     \
+                     sizeof((const LedgerField[]){ __VA_ARGS__ }) / sizeof(LedgerField))
+/* The reseeds the seeder did since the last look, a record per trigger. */
+void daemon_events_reseeds(Daemon *d);
+/* A purge of the store between two looks at the seeder, if there was one. */
+void daemon_events_purge(Daemon *d, const SeederStats *was, const SeederStats *now, const char *reason);
+/* CLOCK_MONOTONIC, or the test's (hooks.now), for the daemon's budgets:
+ * the ledger's bursts, the looks at /proc. */
+usec_t daemon_now(const Daemon *d);
+/* c's SHA-256 in hex, as the ledger records it. */
+const char *daemon_config_sha256(const Config *c, char ret[static 2 * CONFIG_SHA256_BYTES + 1]);
 
 /* watchers.c */
 /* Starts the suspend detector and the VM generation watcher, and logs

@@ -262,6 +262,9 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
                 r = setup_sources(d);
         if (r >= 0)
                 r = setup_devices(d);
+        /* Privileges are gone: the ledger's files are [daemon] user's. */
+        if (r >= 0)
+                daemon_events_open(d);
         if (r >= 0)
                 r = daemon_loop_start(d);
         if (r < 0)
@@ -273,6 +276,7 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
 Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
+        daemon_events_close(d, d->stop_reason[0] ? d->stop_reason : "start-up failed");
         /* Parked readers first get their one reply, then the sources stop,
          * then the sessions close and the nodes disappear. */
         if (d->hub)

@@ -36,8 +36,8 @@ typedef struct DaemonHooks {
         /* Opens the kernel log for the VM generation watcher (an fd giving
          * one record per read, or -errno). NULL: /dev/kmsg. */
         int (*open_kmsg)(void *userdata);
-        /* The monotonic clock of the budget of looks at /proc, in
-         * microseconds. NULL: CLOCK_MONOTONIC. */
+        /* The monotonic clock of the budgets (looks at /proc, the
+         * ledger's bursts), in microseconds. NULL: CLOCK_MONOTONIC. */
         uint64_t (*now)(void *userdata);
         bool drop_privileges;     /* after setup keep no capability */
         /* config_path may be absent (no --config was given): a reload then

@@ -150,6 +150,7 @@ static void run_change(Daemon *d) {
          * EGD's after them. */
         cusehub_pump(d->hub);
         egd_pump(d->egd);
+        daemon_events_reseeds(d);
         daemon_update_demand(d);
         check_ready(d);
         update_status(d);
@@ -211,6 +212,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
         if (d->stopping)
                 return 0;
         d->stopping = true;
+        snprintf(d->stop_reason, sizeof(d->stop_reason), "signal %d", (int) si->ssi_signo);
         sd_notify(false, "STOPPING=1");
         log_info("signal %d: stopping; answering waiting readers with EIO", si->ssi_signo);
         cusehub_shutdown(d->hub, EIO);
@@ -321,6 +323,9 @@ int daemon_run(Daemon *d) {
         update_status(d);
         r = sd_event_loop(d->event);
         if (d->exit_code < 0)
-                return d->exit_code;
+                r = d->exit_code;
+        /* What ended the loop, for the ledger's "stop" record. */
+        if (!d->stop_reason[0])
+                snprintf(d->stop_reason, sizeof(d->stop_reason), "loop ended: %s", r < 0 ? strerror(-r) : "no error");
         return r < 0 ? r : 0;
 }

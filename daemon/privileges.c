@@ -37,7 +37,7 @@ const char *daemon_memlock_hint(int r) {
  * them would make the one loop that every reader waits on do that work. */
 bool daemon_proc_budget(void *userdata, uint32_t uid) {
         Daemon *d = userdata;
-        usec_t now = d->hooks.now ? d->hooks.now(d->hooks.userdata) : now_usec(CLOCK_MONOTONIC);
+        usec_t now = daemon_now(d);
 
         return uidrate_take(&d->proc_looks, uid, now, USEC_PER_SEC, d->config.proc_checks_per_uid);
 }
@@ -99,11 +99,15 @@ int daemon_drop_privileges(Daemon *d) {
         if (geteuid() == 0 && strncmp(d->config.socket_path, RUN_DIR "/", strlen(RUN_DIR "/")) == 0 &&
             !strchr(d->config.socket_path + strlen(RUN_DIR "/"), '/'))
                 own_directory(RUN_DIR, d);
-        /* credit = auto writes its assessments there after the drop; its
+        /* The ledger (events.c) is written there after the drop; its
          * built-in directory is truerandomd's own (StateDirectory= under
          * systemd), a configured one may be shared and stays as it is. */
-        if (geteuid() == 0 && strcmp(d->config.state_directory, STATEDIR) == 0)
+        if (geteuid() == 0 && strcmp(d->config.state_directory, STATEDIR) == 0) {
+                /* Without systemd's StateDirectory=: the ledger's home. */
+                if (mkdir(STATEDIR, 0700) < 0 && errno != EEXIST)
+                        log_warning_errno(-errno, "%s: creating the ledger's directory", STATEDIR);
                 own_directory(STATEDIR, d);
+        }
         r = privdrop_apply(d->run_uid, d->run_gid, RUN_MEMLOCK, &p, &step);
         if (r < 0)
                 return log_error_errno(r, "giving up root and capabilities failed while %s; not serving", step);

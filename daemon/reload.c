@@ -24,6 +24,29 @@
 #include "log.h"
 #include "util/cleanup.h"
 
+/* A source's credit as the file says it: "1.500", "auto (cap 4.000)" or
+ * "none" (not enabled). */
+static const char *credit_words(const SourceConfig *sc, char *buf, size_t size) {
+        if (!sc->enable)
+                snprintf(buf, size, "none");
+        else if (sc->credit_auto)
+                snprintf(buf, size, "auto (cap %u.%03u)", sc->credit_cap_mbits / 1000, sc->credit_cap_mbits % 1000);
+        else
+                snprintf(buf, size, "%u.%03u", sc->credit_mbits / 1000, sc->credit_mbits % 1000);
+        return buf;
+}
+
+/* The ledger's record of a credit the reload changes. */
+static void record_credit_change(Daemon *d, ConfigSource i, const SourceConfig *was, const SourceConfig *now) {
+        char before[48], after[48];
+
+        credit_words(was, before, sizeof(before));
+        credit_words(now, after, sizeof(after));
+        if (strcmp(before, after) != 0)
+                DAEMON_EVENT(d, LEDGER_EVENT_CREDIT_CHANGE, { "source", config_source_name(i) }, { "credit", after },
+                             { "was", before }, { "reason", "reload" });
+}
+
 /* What a reload cannot do once set-up gave up root: change the nodes'
  * group or mode (they are root's), or open a source path the user may not
  * read. Refused whole, with why, rather than half applied; 0 when root. */
@@ -127,6 +150,7 @@ static int apply_config(Daemon *d, Config *c) {
 
                 if (!sourceconf_changed(i, a, b) && c->gate_window == d->config.gate_window)
                         continue;
+                record_credit_change(d, i, a, b);
                 slot->collector = collector_free(slot->collector);
                 *slot = (SourceSlot){ 0 };
                 changed[i] = true;
@@ -150,6 +174,7 @@ static int apply_config(Daemon *d, Config *c) {
 
 int daemon_reload(Daemon *d) {
         _cleanup_free_ char *error = NULL;
+        char sha[2 * CONFIG_SHA256_BYTES + 1];
         Config c = { 0 };
         int r;
 
@@ -171,6 +196,11 @@ int daemon_reload(Daemon *d) {
                 d->last_reload_error[0] = '\0';
         }
         config_done(&c);
+        /* The configuration in force after it: the new one, or the one
+         * that stays. */
+        DAEMON_EVENT(d, LEDGER_EVENT_RELOAD, { "config_sha256", daemon_config_sha256(&d->config, sha) },
+                     { "result", d->last_reload_ok ? "applied" : "refused" },
+                     { "error", d->last_reload_ok ? "none" : d->last_reload_error });
         daemon_post_change(d);
         sd_notify(false, "READY=1");
         return r < 0 ? r : 0;

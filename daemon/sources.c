@@ -31,7 +31,7 @@ const char *daemon_source_error(int error) {
 }
 
 /* The self-test a source ran when its collector opened it. */
-static void log_selftest(ConfigSource id, const CollectorStats *st) {
+static void log_selftest(Daemon *d, ConfigSource id, const CollectorStats *st) {
         const char *name = config_source_name(id);
         LogFields f = { .source = name, .selftest = selftest_reason_to_string(st->selftest.reason) };
         char what[256];
@@ -39,6 +39,7 @@ static void log_selftest(ConfigSource id, const CollectorStats *st) {
         if (!st->selftest.run)
                 return;
         selftest_describe(&st->selftest, what, sizeof(what));
+        DAEMON_EVENT(d, LEDGER_EVENT_SELF_TEST, { "source", name }, { "result", f.selftest }, { "detail", what });
         if (st->selftest.reason == SELFTEST_PASSED)
                 log_fields(LOG_INFO, &f, "source %s: sampler self-test %s", name, what);
         else
@@ -50,42 +51,58 @@ static void log_selftest(ConfigSource id, const CollectorStats *st) {
  * window, a refusal once per burst (the first refused window after a
  * credited one), and the way back. Under credit = auto the credit moves
  * with every window: status shows it, the journal would drown in it. */
-static void log_gate(const char *name, const CollectorStats *was, const CollectorStats *now) {
+static void log_gate(Daemon *d, const char *name, const CollectorStats *was, const CollectorStats *now) {
         LogFields f = { .source = name, .health_test = "GATE" };
         const GateStats *g = &now->gate;
-        char need[64] = "";
+        char need[64] = "", estimate[32], credit[32], window[16], refused[24];
+
+        snprintf(estimate, sizeof(estimate), "%.6f", g->estimate);
+        snprintf(credit, sizeof(credit), "%u.%03u", g->credit_mbits / 1000, g->credit_mbits % 1000);
+        snprintf(window, sizeof(window), "%u", g->window);
+        snprintf(refused, sizeof(refused), "%" PRIu64, g->refused);
 
         if (!g->policy.auto_credit)
                 snprintf(need, sizeof(need), " (credit %u.%03u needs %u.%03u)", g->policy.credit_mbits / 1000,
                          g->policy.credit_mbits % 1000, 2 * g->policy.credit_mbits / 1000,
                          2 * g->policy.credit_mbits % 1000);
-        if (g->refusals > was->gate.refusals)
+        if (g->refusals > was->gate.refusals) {
+                DAEMON_EVENT(d, LEDGER_EVENT_GATE_REFUSAL, { "source", name }, { "estimate", estimate },
+                             { "window", window }, { "refused", refused }, { "purged", "unserved blocks" });
                 log_fields(LOG_ERR, &f,
                            "source %s: the running gate refused a window of %u samples: SP 800-90B estimate %.3f "
                            "bits/sample%s; its samples are not credited and the source's unserved blocks were "
                            "purged until a window passes",
                            name, g->window, g->estimate, need);
-        else if (g->credited > was->gate.credited && was->state == SOURCE_REFUSED && now->state != SOURCE_REFUSED)
+        } else if (g->credited > was->gate.credited && was->state == SOURCE_REFUSED && now->state != SOURCE_REFUSED) {
+                DAEMON_EVENT(d, LEDGER_EVENT_CREDIT_CHANGE, { "source", name }, { "credit", credit },
+                             { "estimate", estimate }, { "reason", "credited again" });
                 log_fields(LOG_NOTICE, &f,
                            "source %s: the running gate credits it again: estimate %.3f bits/sample, credit "
                            "%u.%03u bits/sample (%" PRIu64 " windows refused so far)",
                            name, g->estimate, g->credit_mbits / 1000, g->credit_mbits % 1000, g->refused);
-        else if (g->credited > 0 && was->gate.credited == 0)
+        } else if (g->credited > 0 && was->gate.credited == 0) {
+                DAEMON_EVENT(d, LEDGER_EVENT_CREDIT_CHANGE, { "source", name }, { "credit", credit },
+                             { "estimate", estimate }, { "reason", "first window" });
                 log_fields(LOG_INFO, &f,
                            "source %s: the running gate credited its first window: estimate %.3f bits/sample, "
                            "credit %u.%03u bits/sample",
                            name, g->estimate, g->credit_mbits / 1000, g->credit_mbits % 1000);
+        }
 }
 
 static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
         const char *name = config_source_name(id);
         const CollectorStats *was = &slot->last;
         LogFields f = { .source = name };
+        char count[24];
 
-        log_gate(name, was, now);
+        log_gate(d, name, was, now);
 
         if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
                 f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
+                snprintf(count, sizeof(count), "%" PRIu64, now->fail_rct + now->fail_apt);
+                DAEMON_EVENT(d, LEDGER_EVENT_HEALTH_FAILURE, { "source", name }, { "test", f.health_test },
+                             { "severity", "intermittent" }, { "failures", count });
                 log_fields(LOG_WARNING, &f,
                            "source %s: intermittent %s health test failure (%" PRIu64 " RCT, %" PRIu64
                            " APT so far); its pending data was discarded and its startup test runs again",
@@ -93,6 +110,8 @@ static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, con
         }
         if (now->state == SOURCE_FAILED_PERMANENT && was->state != SOURCE_FAILED_PERMANENT) {
                 f.health_test = now->permanent_rct ? "RCT" : "APT";
+                DAEMON_EVENT(d, LEDGER_EVENT_HEALTH_FAILURE, { "source", name }, { "test", f.health_test },
+                             { "severity", "permanent" });
                 log_fields(LOG_ERR, &f, "source %s failed permanently (%s health test); source disabled",
                            name, f.health_test);
         }
@@ -180,7 +199,7 @@ int daemon_source_start(Daemon *d, ConfigSource i) {
         if (r < 0)
                 return log_error_errno(r, "source %s%s", config_source_name(i), daemon_memlock_hint(r));
         collector_get_stats(slot->collector, &slot->last);
-        log_selftest(i, &slot->last);
+        log_selftest(d, i, &slot->last);
         slot->passed_startup = false;
         if (d->sources_started && (r = collector_start(slot->collector)) < 0)
                 return log_error_errno(r, "starting source %s", config_source_name(i));

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "log.h"
@@ -31,6 +32,7 @@ static void trigger_vm_generation(Daemon *d) {
          * no byte of the old state is served after this. */
         (void)daemon_reseed(d, SEED_TRIGGER_VM_GENERATION);
         seeder_get_stats(d->seeder, &now);
+        daemon_events_purge(d, &was, &now, "vm-generation");
         if (now.rekeys > was.rekeys)
                 log_info("%" PRIu64 " stored blocks purged, CRNG rekeyed from getrandom(); it reseeds from the next "
                          "fresh block", now.vm_blocks_purged - was.vm_blocks_purged);
@@ -40,7 +42,12 @@ static void trigger_vm_generation(Daemon *d) {
                             now.vm_blocks_purged - was.vm_blocks_purged);
 }
 
-static void trigger_resume(Daemon *d) {
+static void trigger_resume(Daemon *d, uint64_t slept_usec) {
+        char slept[32];
+
+        snprintf(slept, sizeof(slept), "%" PRIu64 ".%01" PRIu64, slept_usec / USEC_PER_SEC,
+                 slept_usec / (USEC_PER_SEC / 10) % 10);
+        DAEMON_EVENT(d, LEDGER_EVENT_RESUME, { "slept_s", slept });
         /* -ENODATA: not seeded yet; the first seed comes anyway. */
         (void)daemon_reseed(d, SEED_TRIGGER_RESUME);
 }
@@ -82,6 +89,7 @@ static void lost_records(Daemon *d) {
         seeder_get_stats(d->seeder, &was);
         (void)daemon_reseed(d, SEED_TRIGGER_LOST_RECORDS);
         seeder_get_stats(d->seeder, &st);
+        daemon_events_purge(d, &was, &st, "lost-kernel-log-records");
         if (b->losses++ == 0) {
                 b->before = was;
                 b->first_usec = now;
@@ -135,6 +143,7 @@ static void on_vm_generation(void *userdata, VmgenEvent event, VmgenChannel via)
         }
         log_notice("VM generation changed (%s): this machine was cloned or restored from a snapshot",
                    via == VMGEN_CHANNEL_UEVENT ? "uevent" : "kernel log");
+        DAEMON_EVENT(d, LEDGER_EVENT_VM_GENERATION, { "via", via == VMGEN_CHANNEL_UEVENT ? "uevent" : "kernel log" });
         trigger_vm_generation(d);
 }
 
@@ -143,7 +152,7 @@ static void on_clock_jump(void *userdata, uint64_t slept_usec) {
 
         log_notice("resumed after %" PRIu64 ".%01" PRIu64 " s asleep (CLOCK_BOOTTIME moved ahead of CLOCK_MONOTONIC): "
                    "reseeding the CRNG", slept_usec / USEC_PER_SEC, slept_usec / (USEC_PER_SEC / 10) % 10);
-        trigger_resume(d);
+        trigger_resume(d, slept_usec);
 }
 
 int daemon_start_watchers(Daemon *d) {

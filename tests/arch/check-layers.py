@@ -41,7 +41,7 @@ LAYERS = {
     "daemon/watch": ["util"],
     "daemon/control": ["cuse", "pool", "proto", "util"],
     "daemon/egd": ["crng", "cuse", "pool", "proto", "util"],
-    "daemon": ["assess", "config", "crng", "cuse", "daemon/control", "daemon/egd", "daemon/watch", "estimate",
+    "daemon": ["assess", "config", "crng", "cuse", "daemon/control", "daemon/egd", "daemon/watch", "estimate", "ledger",
                "pool", "proto", "util"],
     "ctl": ["assess", "config", "estimate", "pool", "proto", "util"],
     # Other programs, each in its folder. The client library is public:

@@ -4,7 +4,8 @@
  * each of two files not; errors at the drop-in's FILE:LINE, a check that
  * spans keys at the later file's line; a missing file with drop-ins; a
  * drop-in directory that is not one, a directory named .conf and too many
- * drop-ins refused; and nothing applied from a set with one bad file. */
+ * drop-ins refused; nothing applied from a set with one bad file; and the
+ * configuration's SHA-256 over the files as read, as the ledger records it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sodium.h>
 
 #include "config/config.h"
 
@@ -220,6 +222,50 @@ static void test_too_many(void **state) {
         free(error);
 }
 
+/* Config.sha256 is what config.h says an auditor computes with sha256sum:
+ * each file's path, a NUL, its bytes, in the order read; any byte of any
+ * file, or a file's name, moves it; the defaults hash the empty string. */
+static void test_digest(void **state) {
+        static const char main_text[] = "[device]\nmax_parked = 900\n";
+        static const char dropin_text[] = "# site\n[pool]\nlow_water = 17\n";
+        char dropin_path[sizeof(dropins) + 64];
+        uint8_t want[CONFIG_SHA256_BYTES], first[CONFIG_SHA256_BYTES];
+        crypto_hash_sha256_state st;
+        Config c, d;
+
+        assert_int_equal(config_init_defaults(&d), 0);
+        crypto_hash_sha256(want, (const unsigned char *) "", 0);
+        assert_memory_equal(d.sha256, want, sizeof(want));
+        config_done(&d);
+
+        write_file(NULL, main_text);
+        write_file("10-site.conf", dropin_text);
+        snprintf(dropin_path, sizeof(dropin_path), "%s/10-site.conf", dropins);
+        crypto_hash_sha256_init(&st);
+        crypto_hash_sha256_update(&st, (const unsigned char *) conf, strlen(conf) + 1);
+        crypto_hash_sha256_update(&st, (const unsigned char *) main_text, strlen(main_text));
+        crypto_hash_sha256_update(&st, (const unsigned char *) dropin_path, strlen(dropin_path) + 1);
+        crypto_hash_sha256_update(&st, (const unsigned char *) dropin_text, strlen(dropin_text));
+        crypto_hash_sha256_final(&st, want);
+        assert_null(load(&c, false));
+        assert_memory_equal(c.sha256, want, sizeof(want));
+        memcpy(first, c.sha256, sizeof(first));
+        config_done(&c);
+
+        /* A comment is a byte like any other: the file is what is hashed. */
+        write_file("10-site.conf", "# Site\n[pool]\nlow_water = 17\n");
+        assert_null(load(&c, false));
+        assert_memory_not_equal(c.sha256, first, sizeof(first));
+        config_done(&c);
+
+        /* The same bytes under another name. */
+        write_file("10-site.conf", "");
+        write_file("20-site.conf", dropin_text);
+        assert_null(load(&c, false));
+        assert_memory_not_equal(c.sha256, first, sizeof(first));
+        config_done(&c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_order_and_override, setup, teardown),
@@ -233,6 +279,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dropins_not_a_directory, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_directory_named_conf, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_many, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_digest, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
