@@ -18,6 +18,7 @@ enum {
         EXIT_PROTOCOL = 5,    /* the two sides do not understand each other */
         EXIT_FAILED = 6,      /* the operation itself failed */
         EXIT_RESTART = 7,     /* assess --restart: the restart test failed */
+        EXIT_VERIFY = 8,      /* ledger --verify: the chain does not hold */
         /* sysexits.h's EX_USAGE: apart from status's verdicts (2 is "not
          * serving"), so a typo in a check script does not page as one. */
         EXIT_USAGE = 64,

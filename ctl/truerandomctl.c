@@ -55,6 +55,10 @@ static const Verb own_verbs[] = {
             { "--file FILE [--bits B] [--json]", "the same on a capture file, no daemon needed" },
             { "SOURCE|--file FILE --gate [--credit C|auto] [--cap C] [--window N]",
               "the daemon's running gate replayed: each window's\nestimate and credit, what it would credit" } } },
+        { "ledger", NULL, 0, 0, false, verb_ledger, verb_ledger_options,
+          { { "[--json] [--directory DIR]", "the daemon's ledger of events, oldest first" },
+            { "--verify [--anchor SEQ:HASH] [--json] [--directory DIR]",
+              "check its hash chain: each change by position;\nexit 8 when it does not hold" } } },
 };
 
 /* own_verbs, then every control command that has none of them: filled by
