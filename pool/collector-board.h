@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "health.h"
+#include "induce.h"
 #include "gate.h"
 #include "selftest.h"
 #include "util/time-util.h"
@@ -44,6 +45,19 @@ typedef struct GateStats {
         bool last_refused;            /* the last verdict refused its window */
 } GateStats;
 
+/* Induced failures (induce.h) on this source since it was opened. */
+typedef struct CollectorInduce {
+        InduceKind kind;              /* the current or last episode's; NONE: never */
+        bool active;                  /* an episode is degrading samples now */
+        uint64_t episodes;            /* begun */
+        uint64_t caught;              /* ended by a refusal or a health test failure */
+        uint64_t uncaught;            /* ended at INDUCE_WINDOWS_MAX windows */
+        uint64_t degraded;            /* the last episode's samples degraded */
+        uint64_t detected_after;      /* the last caught one's samples until its verdict */
+        const char *caught_by;        /* "gate", "RCT", "APT"; NULL: not caught */
+        uint64_t blocks;              /* stored with an induced sample in them: 0, or a hole */
+} CollectorInduce;
+
 typedef struct CollectorStats {
         SourceState state;
         bool running;                 /* the thread is sampling right now */
@@ -59,6 +73,7 @@ typedef struct CollectorStats {
         int last_error;               /* -errno of the last read error, 0 if none */
         SelftestResult selftest;      /* at open; run = false: the source has none */
         GateStats gate;
+        CollectorInduce induce;
 } CollectorStats;
 
 /* Wakes the loop; called from the collector thread (eventfd write). */
@@ -68,6 +83,7 @@ typedef struct CollectorBoard {
         pthread_mutex_t lock;         /* guards everything below */
         pthread_cond_t stop_changed;  /* on CLOCK_MONOTONIC */
         bool stop;
+        InduceKind induce_request;    /* asked by the loop, taken by the stepper */
         CollectorStats stats;
         CollectorWakeFn wake;         /* NULL: nobody to wake */
         void *userdata;

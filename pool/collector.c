@@ -43,6 +43,12 @@ struct Collector {
         /* Owned by whoever steps: the thread, or a test calling step. */
         Intake *intake;                /* NULL when unavailable */
         uint8_t *samples;              /* COLLECTOR_CHUNK, secret_alloc() */
+        /* An induced failure (induce.h): asked, then begun at the next
+         * window's first sample; the verdicts counted when it began. */
+        InduceKind induce_armed;
+        Induce induce;                 /* kind NONE: no episode open */
+        uint64_t induce_refused, induce_rct, induce_apt;
+        uint64_t induce_after;         /* real samples fed since its last degraded one */
 
         pthread_t thread;
         bool thread_started;
@@ -108,6 +114,124 @@ int collector_finish(Collector *c) {
         return r;
 }
 
+/* ---- induced failures ------------------------------------------------ */
+
+int collector_induce(Collector *c, InduceKind kind) {
+        CollectorStats *st;
+        int r = 0;
+
+        if (!c || (kind != INDUCE_STUCK && kind != INDUCE_BIAS && kind != INDUCE_REPEAT))
+                return -EINVAL;
+        if (!c->intake)
+                return -ENODEV;
+        st = collector_board_lock(&c->board);
+        if (st->induce.active || c->board.induce_request != INDUCE_NONE)
+                r = -EBUSY;
+        else
+                c->board.induce_request = kind;
+        collector_board_unlock(&c->board);
+        return r;
+}
+
+/* The verdicts an episode waits for, as the board has them now. */
+static void induce_counts(Collector *c, uint64_t *refused, uint64_t *rct, uint64_t *apt) {
+        const CollectorStats *st = collector_board_lock(&c->board);
+
+        *refused = st->gate.refused;
+        *rct = st->fail_rct;
+        *apt = st->fail_apt;
+        collector_board_unlock(&c->board);
+}
+
+/* Before a read: takes a request, and begins the episode when the next
+ * sample is a window's first. Returns how many samples the read may take
+ * so that a window not yet begun is filled with real ones first. */
+static size_t induce_before_read(Collector *c, size_t n) {
+        size_t room = intake_window_room(c->intake);
+        CollectorStats *st;
+
+        if (c->induce_armed == INDUCE_NONE && !induce_active(&c->induce)) {
+                st = collector_board_lock(&c->board);
+                c->induce_armed = c->board.induce_request;
+                c->board.induce_request = INDUCE_NONE;
+                collector_board_unlock(&c->board);
+        }
+        if (c->induce_armed == INDUCE_NONE)
+                return n;
+        if (room < intake_window_size(c->intake))
+                return MIN(n, room);
+        if (induce_begin(&c->induce, c->induce_armed, (uint64_t) INDUCE_WINDOWS_MAX * room) < 0)
+                abort();
+        induce_counts(c, &c->induce_refused, &c->induce_rct, &c->induce_apt);
+        st = collector_board_lock(&c->board);
+        st->induce.kind = c->induce_armed;
+        st->induce.active = true;
+        st->induce.episodes++;
+        st->induce.degraded = 0;
+        st->induce.detected_after = 0;
+        st->induce.caught_by = NULL;
+        collector_board_unlock(&c->board);
+        collector_board_wake(&c->board);
+        c->induce_armed = INDUCE_NONE;
+        return n;
+}
+
+/* After the intake took a chunk (or a verdict): an episode ends when a
+ * verdict caught it, or at its bound. */
+static void induce_after(Collector *c) {
+        uint64_t refused, rct, apt;
+        const char *by = NULL;
+        CollectorStats *st;
+
+        if (!induce_active(&c->induce) && c->induce.kind == INDUCE_NONE)
+                return;
+        induce_counts(c, &refused, &rct, &apt);
+        if (refused > c->induce_refused)
+                by = "gate";
+        else if (rct > c->induce_rct)
+                by = "RCT";
+        else if (apt > c->induce_apt)
+                by = "APT";
+        /* Past its last degraded sample, the verdicts on the windows it
+         * reached are still to come: two windows' time. */
+        if (!by && (induce_active(&c->induce) || c->induce_after < 2ULL * intake_window_size(c->intake)))
+                return;
+        st = collector_board_lock(&c->board);
+        st->induce.active = false;
+        st->induce.degraded = c->induce.done;
+        if (by) {
+                st->induce.caught++;
+                st->induce.caught_by = by;
+                st->induce.detected_after = c->induce.done;
+        } else
+                st->induce.uncaught++;
+        collector_board_unlock(&c->board);
+        collector_board_wake(&c->board);
+        induce_end(&c->induce);
+        c->induce.kind = INDUCE_NONE;
+        c->induce_after = 0;
+}
+
+/* ---- one step ------------------------------------------------------- */
+
+/* Feeds what was read: the degraded part first, then the rest as read. */
+static int collector_feed(Collector *c, size_t got) {
+        size_t bad = induce_apply(&c->induce, c->samples, got);
+        int r = 0;
+
+        if (bad > 0)
+                r = intake_feed_induced(c->intake, c->samples, bad);
+        if (r == 0 && got > bad)
+                r = intake_feed(c->intake, c->samples + bad, got - bad);
+        if (bad > 0) {
+                collector_board_lock(&c->board)->induce.degraded = c->induce.done;
+                collector_board_unlock(&c->board);
+        }
+        if (c->induce.kind != INDUCE_NONE)
+                c->induce_after += got - bad;
+        return r;
+}
+
 ssize_t collector_step(Collector *c, size_t max_samples) {
         size_t n;
         ssize_t got;
@@ -121,7 +245,8 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
         r = intake_prepare(c->intake);
         if (r < 0)
                 return r;
-        n = MIN(max_samples, (size_t) COLLECTOR_CHUNK);
+        induce_after(c);
+        n = induce_before_read(c, MIN(max_samples, (size_t) COLLECTOR_CHUNK));
         got = c->ops->read(c->source, c->samples, n);
         if (got < 0) {
                 collector_read_failed(c, (int) got);
@@ -132,8 +257,10 @@ ssize_t collector_step(Collector *c, size_t max_samples) {
                 abort();
         collector_read_succeeded(c);
 
-        r = intake_feed(c->intake, c->samples, (size_t) got);
+        r = collector_feed(c, (size_t) got);
         sodium_memzero(c->samples, (size_t) got);
+        if (r == 0)
+                induce_after(c);
         return r < 0 ? r : got;
 }
 
@@ -199,6 +326,7 @@ Collector *collector_free(Collector *c) {
                 c->ops->close(c->source);
         intake_free(c->intake);
         secret_free(c->samples);
+        sodium_memzero(&c->induce, sizeof(c->induce));
         collector_board_deinit(&c->board);
         free(c);
         return NULL;

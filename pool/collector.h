@@ -59,6 +59,13 @@ int collector_new(const SourceOps *ops, const SourceParams *params, const Collec
 /* Starts the thread (no-op for an unavailable source). */
 int collector_start(Collector *c);
 
+/* Asks for an induced failure of kind (STUCK, BIAS or REPEAT; induce.h):
+ * the thread begins it at the next window's first sample and ends it when
+ * a verdict caught it or at its bound; the stats' induce member shows
+ * each step. -EBUSY while one is asked or running, -ENODEV for an
+ * unavailable source. Any thread. */
+int collector_induce(Collector *c, InduceKind kind);
+
 /* Stops and joins the thread, erases its state; takes NULL; returns NULL.
  * Call store_shutdown() first when tearing down the whole pool: a thread
  * parked in store_wait_for_demand() only sees its stop flag once the store

@@ -31,6 +31,7 @@
 typedef struct IntakeWindow {
         uint8_t *samples;              /* the intake's window size, secret_alloc() */
         size_t n;
+        size_t induced_from, induced_to; /* samples[induced_from..induced_to) were degraded (induce.h) */
         bool submitted;                /* job is the gate's until its verdict is taken */
         GateJob job;
 } IntakeWindow;
@@ -56,6 +57,12 @@ struct Intake {
         uint64_t epoch;                /* the store's, when the partial block began */
         bool stale;                    /* the window being passed on was read before a purge */
         uint64_t settled;              /* health_settled() when last looked */
+        /* Induced samples passed to the health tests, in health's numbering
+         * (first..last; 0..0: none, it counts from 1), and whether the
+         * partial block took one: such a block is counted when stored
+         * (induce.blocks), the evidence that none reaches a reader. */
+        uint64_t induced_first, induced_last;
+        bool block_induced;
 };
 
 /* Unsettled samples: at most a health window, or a run short of the RCT
@@ -126,6 +133,7 @@ static void intake_window_drop(Intake *in, IntakeWindow *w) {
         w->submitted = false;
         sodium_memzero(w->samples, w->n);
         w->n = 0;
+        w->induced_from = w->induced_to = 0;
 }
 
 Intake *intake_free(Intake *in) {
@@ -165,6 +173,7 @@ static void intake_set_state(Intake *in, SourceState s) {
 static void intake_restart_block(Intake *in) {
         conditioner_reset(in->conditioner);
         pending_clear(in->pending);
+        in->block_induced = false;
         in->epoch = store_epoch(in->store);
 }
 
@@ -180,6 +189,7 @@ static void intake_restart(Intake *in) {
 static void intake_discard(Intake *in) {
         conditioner_reset(in->conditioner);
         pending_clear(in->pending);
+        in->block_induced = false;
         store_purge(in->store, in->source_id);
 }
 
@@ -195,11 +205,17 @@ static void intake_absorb(Intake *in, const uint8_t *p, size_t n, uint64_t numbe
 
                 used = conditioner_absorb(in->conditioner, p, n, in->gate_stats.credit_mbits, b->data, &mbits,
                                           &ready);
+                /* Samples number..number + used - 1 went into this block. */
+                if (used > 0 && number <= in->induced_last && number + used - 1 >= in->induced_first)
+                        in->block_induced = true;
                 p += used;
                 n -= used;
                 number += used;
-                if (ready)
+                if (ready) {
+                        b->induced = in->block_induced;
+                        in->block_induced = false;
                         pending_commit(in->pending, mbits, number - 1);
+                }
         }
 }
 
@@ -211,6 +227,7 @@ static int intake_release(Intake *in) {
         in->settled = health_settled(&in->health);
         while ((b = pending_ready(in->pending, in->settled))) {
                 uint64_t mbits = b->mbits;
+                bool induced = b->induced;
                 CollectorStats *st;
                 int r;
 
@@ -236,6 +253,7 @@ static int intake_release(Intake *in) {
                 st = collector_board_lock(in->board);
                 st->blocks++;
                 st->credited_mbits += mbits;
+                st->induce.blocks += induced;
                 collector_board_unlock(in->board);
                 collector_board_wake(in->board);
         }
@@ -332,10 +350,17 @@ static void intake_publish(Intake *in, size_t n) {
 
 /* Health tests, conditioning and release for the samples of a credited
  * window. Returns 0, or -ESHUTDOWN once the store stopped. */
-static int intake_pass(Intake *in, const uint8_t *samples, size_t n) {
+static int intake_pass(Intake *in, const IntakeWindow *w) {
+        const uint8_t *samples = w->samples;
+        size_t n = w->n;
         uint64_t base = in->health.samples;   /* samples[i] is health's number base + i + 1 */
         size_t start = 0, i;
         int r = 0;
+
+        if (w->induced_to > w->induced_from) {
+                in->induced_first = base + w->induced_from + 1;
+                in->induced_last = base + w->induced_to;
+        }
 
         for (i = 0; i < n; i++) {
                 HealthVerdict v = health_feed(&in->health, samples[i]);
@@ -379,7 +404,7 @@ static int intake_take_verdict(Intake *in, bool wait) {
                         intake_refused(in, &w->job.verdict);
                 else {
                         intake_credited(in, &w->job.verdict);
-                        r = intake_pass(in, w->samples, w->n);
+                        r = intake_pass(in, w);
                 }
         } else
                 r = 0; /* cancelled: the gate is going away */
@@ -425,7 +450,15 @@ int intake_prepare(Intake *in) {
         return in->state == SOURCE_FAILED_PERMANENT ? 0 : intake_take_verdict(in, false);
 }
 
-int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
+uint32_t intake_window_size(const Intake *in) {
+        return in->gate_stats.window;
+}
+
+size_t intake_window_room(const Intake *in) {
+        return in->gate_stats.window - in->win[in->filling].n;
+}
+
+static int feed(Intake *in, const uint8_t *samples, size_t n, bool induced) {
         size_t fed = n;
         int r = 0;
 
@@ -433,6 +466,11 @@ int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
                 IntakeWindow *w = &in->win[in->filling];
                 size_t take = MIN(n, in->gate_stats.window - w->n);
 
+                if (induced) {
+                        if (w->induced_to == w->induced_from)
+                                w->induced_from = w->n;
+                        w->induced_to = w->n + take;
+                }
                 memcpy(w->samples + w->n, samples, take);
                 w->n += take;
                 in->fed += take;
@@ -444,6 +482,13 @@ int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
         }
         intake_publish(in, fed);
         return r;
+}
+
+int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
+        return feed(in, samples, n, false);
+}
+int intake_feed_induced(Intake *in, const uint8_t *samples, size_t n) {
+        return feed(in, samples, n, true);
 }
 
 int intake_finish(Intake *in) {

@@ -77,6 +77,15 @@ int intake_prepare(Intake *in);
  * stopped. After a permanent failure (the state says so) the rest of the
  * samples are ignored and nothing more should be fed. */
 int intake_feed(Intake *in, const uint8_t *samples, size_t n);
+/* The same for samples an induced failure degraded (induce.h): the
+ * windows remember which they are, and a block stored with one of them in
+ * it is counted (CollectorStats.induce.blocks). */
+int intake_feed_induced(Intake *in, const uint8_t *samples, size_t n);
+/* Samples the filling window still takes: feeding that many ends it, and
+ * the next sample is the first of a window. */
+size_t intake_window_room(const Intake *in);
+/* Samples per window. */
+uint32_t intake_window_size(const Intake *in);
 
 /* Waits for the verdict on the window being judged, if any, and passes it
  * on: for a source that ended (a file), whose last full window would

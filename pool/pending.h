@@ -27,6 +27,7 @@ typedef struct PendingBlock {
         uint8_t data[CONDITIONER_BLOCK_SIZE];
         uint64_t mbits;        /* credit that went into it */
         uint64_t last;         /* the number of its last sample (health's count) */
+        bool induced;          /* an induced failure's sample went into it (intake.c) */
 } PendingBlock;
 
 typedef struct Pending Pending;

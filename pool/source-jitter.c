@@ -128,7 +128,7 @@ static int jitter_open(const SourceParams *p, void **ret_state) {
         for (uint32_t i = 0; i < warmup; i++)
                 (void) jitter_delta(j);
         for (size_t i = 0; i < SELFTEST_SAMPLES; i++)
-                deltas[i] = jitter_delta(j);
+                deltas[i] = p && p->selftest_induce && i > 0 ? deltas[0] : jitter_delta(j);
         (void) selftest_deltas(deltas, SELFTEST_SAMPLES, &result);
         result.warmup = warmup;
         if (p && p->selftest)

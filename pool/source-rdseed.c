@@ -119,6 +119,9 @@ static int rdseed_selftest(const SourceParams *p, uint64_t *failures) {
                 sodium_memzero(words, sizeof(words));
                 return -EAGAIN;
         }
+        if (p && p->selftest_induce)
+                for (size_t i = 1; i < SELFTEST_WORDS; i++)
+                        words[i] = words[0];
         (void) selftest_words(words, SELFTEST_WORDS, &result);
         sodium_memzero(words, sizeof(words));
         if (p && p->selftest)

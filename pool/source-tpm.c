@@ -261,7 +261,7 @@ static ssize_t tpm_read(void *state, uint8_t *buf, size_t n) {
 
 /* ---- open, self-test ---------------------------------------------------- */
 
-static int tpm_selftest(Tpm *t, SelftestResult *ret) {
+static int tpm_selftest(Tpm *t, bool induce, SelftestResult *ret) {
         uint64_t words[SELFTEST_WORDS];
         SECRET_GUARD_(words, words);
         struct timespec pause = usec_to_timespec(TPM_OPEN_PAUSE_USEC);
@@ -283,6 +283,9 @@ static int tpm_selftest(Tpm *t, SelftestResult *ret) {
                 if (!t->inflight)
                         (void) clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, NULL);
         }
+        if (induce)
+                for (size_t i = 1; i < SELFTEST_WORDS; i++)
+                        words[i] = words[0];
         (void) selftest_words(words, SELFTEST_WORDS, &result);
         if (ret)
                 *ret = result;
@@ -351,7 +354,7 @@ static int tpm_open(const SourceParams *p, void **ret_state) {
                 t->sys = NULL;
                 return -EPROTO;
         }
-        r = tpm_selftest(t, p ? p->selftest : NULL);
+        r = tpm_selftest(t, p && p->selftest_induce, p ? p->selftest : NULL);
         if (r < 0)
                 return r;
         t->continuous = true;

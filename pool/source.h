@@ -56,6 +56,8 @@ typedef struct SourceParams {
         SelftestResult *selftest;  /* out, may be NULL: open() writes its self-test here,
                                     * passed or not; a source without one leaves it alone
                                     * (zero it first: run = false then) */
+        bool selftest_induce;      /* an induced failure (induce.h): the self-test judges its
+                                    * window stuck at its first value, as a dead sampler gives */
 } SourceParams;
 
 /* How [source.NAME] credit may be set. */

@@ -1423,6 +1423,74 @@ static void test_invalid(void **state) {
         assert_null(source_state_to_string(_SOURCE_STATE_MAX));
 }
 
+/* ---- induced failures (induce.h) ------------------------------------------ */
+
+/* Two windows, then an induced failure of kind from the next window's
+ * first sample, stepped to the file's end (14 windows). caught: refused
+ * by the gate within two windows, no stored block holds an induced
+ * sample, and the source is credited again after it. Not caught (bias
+ * under credit = auto, which grants half of what it measures): the
+ * episode ends at its bound, and the blocks made from its samples are
+ * counted, so the count is seen to count. */
+static void check_induce(InduceKind kind, const CollectorGate *g, bool caught) {
+        enum { WINDOWS = 14 };
+        uint8_t *data = make_samples((size_t) WINDOWS * W, 0, 0x1d0ce0ULL + kind);
+        CollectorStats st;
+        uint64_t credited;
+        Collector *c;
+        Store *s;
+        Tmp t;
+
+        assert_int_equal(store_new(100000, 1, &s), 0);
+        c = file_collector(&t, data, (size_t) WINDOWS * W, false, g, s, NULL, NULL);
+        step_windows(c, 2);
+        collector_get_stats(c, &st);
+        credited = st.gate.credited;
+        assert_int_equal(collector_induce(c, kind), 0);
+        assert_int_equal(collector_induce(c, kind), -EBUSY);
+        /* Its first window read and with the gate: no verdict taken yet. */
+        step_until(c, 3 * W);
+        collector_get_stats(c, &st);
+        assert_true(st.induce.active);
+        assert_int_equal(st.induce.degraded, W);
+        assert_int_equal(st.induce.kind, kind);
+        assert_int_equal(st.induce.episodes, 1);
+        step_windows(c, WINDOWS);
+        collector_get_stats(c, &st);
+        assert_false(st.induce.active);
+        if (caught) {
+                assert_int_equal(st.induce.caught, 1);
+                assert_string_equal(st.induce.caught_by, "gate");
+                assert_true(st.induce.detected_after >= W && st.induce.detected_after <= 2 * W);
+                assert_int_equal(st.induce.blocks, 0);
+                assert_true(st.gate.refused >= 1);
+                /* Credited again: the windows after the episode. */
+                assert_true(st.gate.credited > credited + 4);
+                assert_int_equal(st.state, SOURCE_HEALTHY);
+        } else {
+                assert_int_equal(st.induce.uncaught, 1);
+                assert_null(st.induce.caught_by);
+                assert_int_equal(st.induce.degraded, (uint64_t) INDUCE_WINDOWS_MAX * W);
+                assert_true(st.induce.blocks > 0);
+        }
+        /* One at a time, and only the sample kinds. */
+        assert_int_equal(collector_induce(c, INDUCE_SELFTEST), -EINVAL);
+        assert_int_equal(collector_induce(c, INDUCE_NONE), -EINVAL);
+        collector_free(c);
+        store_free(s);
+        tmp_free(&t);
+        free(data);
+}
+
+static void test_induce(void **state) {
+        check_induce(INDUCE_STUCK, CREDIT(1000), true);
+        check_induce(INDUCE_REPEAT, CREDIT(1000), true);
+        check_induce(INDUCE_BIAS, CREDIT(1000), true);
+        check_induce(INDUCE_STUCK, CREDIT_AUTO(8000), true);
+        check_induce(INDUCE_REPEAT, CREDIT_AUTO(8000), true);
+        check_induce(INDUCE_BIAS, CREDIT_AUTO(8000), false);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void) {
@@ -1449,6 +1517,7 @@ int main(void) {
                 TEST(test_eagain_backs_off),
                 TEST(test_idle_when_full),
                 TEST(test_invalid),
+                TEST(test_induce),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
