@@ -37,9 +37,11 @@
  *   [egd]      socket (path, or none: the default): the EGD protocol for
  *              hypervisors and tools (daemon/egd/), mode 0660, [device] group
  *   [daemon]   user (name or number): who truerandomd runs as after set-up
- *              when started as root; never root
- *   [assessment] samples, state_directory: read for old files' sake;
- *              they grant nothing (the running gate credits, pool/gate.h)
+ *              when started as root; never root; allow_induce = yes|no
+ *              (default no): truerandomctl induce may degrade a source
+ *   [assessment] samples: read for old files' sake, it grants nothing (the
+ *              running gate credits, pool/gate.h); state_directory: the
+ *              ledger's
  *   [source.NAME] for each row of pool/source.h's table: enable; credit
  *              (bits per sample, or auto where the row measures raw noise)
  *              and credit_cap (auto only), unless the row is never credited
@@ -193,6 +195,7 @@ typedef struct Config {
         char *state_directory;
         char *user;
         ConfigAt user_at;
+        bool allow_induce;             /* [daemon]: truerandomctl induce is served */
 
         SourceConfig source[_CONFIG_SOURCE_MAX];
 } Config;

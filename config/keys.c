@@ -49,6 +49,7 @@ static const FixedKey fixed[] = {
               CONFIG_ASSESS_SAMPLES_MAX),
         FIXED("assessment", state_directory, KEY_PATH, state_directory, 0, 0),
         FIXED("daemon", user, KEY_USER, user, 0, 0),
+        FIXED("daemon", allow_induce, KEY_BOOL, allow_induce, 0, 0),
 };
 
 _Static_assert(ELEMENTSOF(fixed) <= KEYS_FIXED_MAX, "parser.h: KEYS_FIXED_MAX");

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/sourceconf.h"
 #include "log.h"
+#include "pool/collector.h"
 
 typedef struct DaemonCommand {
         const char *name;
@@ -73,10 +75,107 @@ static int command_kernel_fed(Daemon *d, const CtlRequest *req, char **ret_paylo
         return 0;
 }
 
+/* Whether a credited source other than i is healthy now. */
+static bool another_healthy(Daemon *d, ConfigSource i) {
+        for (ConfigSource k = 0; k < _CONFIG_SOURCE_MAX; k++) {
+                CollectorStats st;
+
+                if (k == i || !d->sources[k].collector)
+                        continue;
+                collector_get_stats(d->sources[k].collector, &st);
+                if (st.state == SOURCE_HEALTHY)
+                        return true;
+        }
+        return false;
+}
+
+/* selftest: the source is opened again with its self-test fed a stuck
+ * window, which fails it (the source is unavailable, its blocks purged),
+ * then once more as configured: one bounded episode, on this thread. */
+static int induce_selftest(Daemon *d, ConfigSource i, char *text, size_t text_size) {
+        SourceSlot *slot = &d->sources[i];
+        const char *name = config_source_name(i);
+        size_t purged;
+        char blocks[24];
+        int r;
+
+        slot->collector = collector_free(slot->collector);
+        *slot = (SourceSlot){ 0 };
+        purged = store_purge(d->store, i);
+        snprintf(blocks, sizeof(blocks), "%zu", purged);
+        DAEMON_EVENT(d, LEDGER_EVENT_PURGE, { "blocks", blocks }, { "reason", "induce selftest" }, { "source", name });
+        r = daemon_source_start(d, i, true);
+        if (r < 0 || !slot->collector)
+                goto recover;
+        if (slot->last.selftest.reason == SELFTEST_PASSED) {
+                snprintf(text, text_size, "source %s: its self-test passed a stuck window", name);
+                r = -EIO;
+        }
+        slot->collector = collector_free(slot->collector);
+        *slot = (SourceSlot){ 0 };
+recover:
+        if (daemon_source_start(d, i, false) == 0 && slot->collector)
+                log_notice("source %s reopened after its induced self-test failure", name);
+        daemon_post_change(d);
+        return r;
+}
+
+/* truerandomctl induce: an auditor's proof that the checks catch a failing
+ * source in the running daemon (pool/induce.h), refused unless [daemon]
+ * allow_induce, and for the last healthy credited source unless forced. */
+static int command_induce(Daemon *d, const CtlRequest *req, char **ret_payload, char *text, size_t text_size) {
+        ConfigSource i;
+        InduceKind kind;
+        CollectorStats st;
+        int r;
+
+        if (!d->config.allow_induce) {
+                snprintf(text, text_size, "refused: [daemon] allow_induce = no in the configuration in force");
+                return -EPERM;
+        }
+        if (sourceconf_lookup(req->source, &i) < 0 || !d->sources[i].collector) {
+                snprintf(text, text_size, "no credited source '%s' runs here", req->source);
+                return -ENOENT;
+        }
+        if (induce_kind_from_string(req->kind, &kind) < 0) {
+                snprintf(text, text_size, "no failure kind '%s' (stuck, bias, repeat, selftest)", req->kind);
+                return -EINVAL;
+        }
+        collector_get_stats(d->sources[i].collector, &st);
+        if (kind == INDUCE_SELFTEST && !st.selftest.run) {
+                snprintf(text, text_size, "source %s has no self-test (jitter, rdseed and tpm have one)",
+                         req->source);
+                return -ENODEV;
+        }
+        if (!req->force && !another_healthy(d, i)) {
+                snprintf(text, text_size, "refused: no other credited source is healthy, and /dev/truerandom would "
+                         "stall until %s recovers; --force 1 to induce it anyway", req->source);
+                return -EBUSY;
+        }
+        DAEMON_EVENT(d, LEDGER_EVENT_INDUCE, { "source", req->source }, { "kind", req->kind }, { "phase", "asked" },
+                     { "forced", req->force ? "yes" : "no" });
+        log_notice("source %s: an induced %s failure was asked over the control socket", req->source, req->kind);
+        if (kind == INDUCE_SELFTEST)
+                r = induce_selftest(d, i, text, text_size);
+        else {
+                r = collector_induce(d->sources[i].collector, kind);
+                if (r == -EBUSY)
+                        snprintf(text, text_size, "source %s: an induced failure is already under way", req->source);
+        }
+        if (r < 0)
+                return r;
+        if (asprintf(ret_payload, "source %s: induced %s failure %s", req->source, req->kind,
+                     kind == INDUCE_SELFTEST ? "done: its self-test failed, then it reopened"
+                                             : "begins at its next window; truerandomctl status and ledger follow it") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static const DaemonCommand commands[] = {
         { "reseed", command_reseed },
         { "reload", command_reload },
         { "kernel-fed", command_kernel_fed },
+        { "induce", command_induce },
 };
 
 bool daemon_command_served(const char *name) {

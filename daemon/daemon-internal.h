@@ -243,8 +243,12 @@ int daemon_complete_cuse_init(Daemon *d);
 unsigned daemon_gate_threads(const Config *c);
 /* Creates source i's collector if it is creditable (its windows judged by
  * d->gate under its credit or auto's cap) and starts it if the sources
- * run. 0 or -errno (logged). */
-int daemon_source_start(Daemon *d, ConfigSource i);
+ * run. selftest_induce: its self-test at open is fed a stuck window
+ * (truerandomctl induce SOURCE selftest). 0 or -errno (logged). */
+int daemon_source_start(Daemon *d, ConfigSource i, bool selftest_induce);
+/* Records the self-tests the sources ran at their open (before the
+ * ledger could: it opens after the privilege drop). */
+void daemon_record_selftests(Daemon *d);
 /* Creates the collector of every creditable source. 0 or -errno (logged). */
 int daemon_create_collectors(Daemon *d);
 /* Starts the collectors. 0 or -errno (logged). */

@@ -263,8 +263,10 @@ int daemon_new(Config *config, const char *config_path, const DaemonHooks *hooks
         if (r >= 0)
                 r = setup_devices(d);
         /* Privileges are gone: the ledger's files are [daemon] user's. */
-        if (r >= 0)
+        if (r >= 0) {
                 daemon_events_open(d);
+                daemon_record_selftests(d);
+        }
         if (r >= 0)
                 r = daemon_loop_start(d);
         if (r < 0)

@@ -166,7 +166,7 @@ static int apply_config(Daemon *d, Config *c) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 if (!changed[i] || !sourceconf_creditable(&d->config.source[i], i))
                         continue;
-                if (daemon_source_start(d, i) == 0 && d->sources[i].collector)
+                if (daemon_source_start(d, i, false) == 0 && d->sources[i].collector)
                         log_info("source %s restarted with its new settings", config_source_name(i));
         }
         return 0;

@@ -30,6 +30,21 @@ const char *daemon_source_error(int error) {
         return strerror(-error);
 }
 
+static void record_selftest(Daemon *d, ConfigSource id, const CollectorStats *st) {
+        const char *name = config_source_name(id);
+        char what[256];
+
+        selftest_describe(&st->selftest, what, sizeof(what));
+        DAEMON_EVENT(d, LEDGER_EVENT_SELF_TEST, { "source", name },
+                     { "result", selftest_reason_to_string(st->selftest.reason) }, { "detail", what });
+}
+
+void daemon_record_selftests(Daemon *d) {
+        for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++)
+                if (d->sources[i].collector && d->sources[i].last.selftest.run)
+                        record_selftest(d, i, &d->sources[i].last);
+}
+
 /* The self-test a source ran when its collector opened it. */
 static void log_selftest(Daemon *d, ConfigSource id, const CollectorStats *st) {
         const char *name = config_source_name(id);
@@ -39,7 +54,7 @@ static void log_selftest(Daemon *d, ConfigSource id, const CollectorStats *st) {
         if (!st->selftest.run)
                 return;
         selftest_describe(&st->selftest, what, sizeof(what));
-        DAEMON_EVENT(d, LEDGER_EVENT_SELF_TEST, { "source", name }, { "result", f.selftest }, { "detail", what });
+        record_selftest(d, id, st);
         if (st->selftest.reason == SELFTEST_PASSED)
                 log_fields(LOG_INFO, &f, "source %s: sampler self-test %s", name, what);
         else
@@ -90,6 +105,37 @@ static void log_gate(Daemon *d, const char *name, const CollectorStats *was, con
         }
 }
 
+/* An induced failure's steps (pool/induce.h): begun, caught (by what,
+ * after how many samples) or not within its bound; and the evidence that
+ * none of its samples reached the store, or a loud line if one did. */
+static void log_induce(Daemon *d, const char *name, const CollectorInduce *was, const CollectorInduce *now) {
+        const char *kind = induce_kind_to_string(now->kind);
+        char after[24], blocks[24];
+
+        snprintf(after, sizeof(after), "%" PRIu64, now->detected_after);
+        snprintf(blocks, sizeof(blocks), "%" PRIu64, now->blocks);
+        if (now->episodes > was->episodes) {
+                DAEMON_EVENT(d, LEDGER_EVENT_INDUCE, { "source", name }, { "kind", kind }, { "phase", "begun" });
+                log_notice("source %s: the induced %s failure begins at a window's first sample", name, kind);
+        }
+        if (now->caught > was->caught) {
+                DAEMON_EVENT(d, LEDGER_EVENT_INDUCE, { "source", name }, { "kind", kind }, { "phase", "caught" },
+                             { "by", now->caught_by }, { "samples", after }, { "blocks_stored", blocks });
+                log_notice("source %s: the induced %s failure was caught by the %s after %" PRIu64
+                           " degraded samples; it ended there", name, kind, now->caught_by, now->detected_after);
+        }
+        if (now->uncaught > was->uncaught) {
+                snprintf(after, sizeof(after), "%" PRIu64, now->degraded);
+                DAEMON_EVENT(d, LEDGER_EVENT_INDUCE, { "source", name }, { "kind", kind }, { "phase", "uncaught" },
+                             { "samples", after }, { "blocks_stored", blocks });
+                log_error("source %s: the induced %s failure was not caught within its %" PRIu64
+                          " samples (the credit in force lets it through); it ended there", name, kind, now->degraded);
+        }
+        if (now->blocks > was->blocks)
+                log_error("source %s: %" PRIu64 " stored blocks hold samples of an induced failure", name,
+                          now->blocks - was->blocks);
+}
+
 static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, const CollectorStats *now) {
         const char *name = config_source_name(id);
         const CollectorStats *was = &slot->last;
@@ -97,6 +143,7 @@ static void log_source_changes(Daemon *d, ConfigSource id, SourceSlot *slot, con
         char count[24];
 
         log_gate(d, name, was, now);
+        log_induce(d, name, &was->induce, &now->induce);
 
         if (now->fail_rct > was->fail_rct || now->fail_apt > was->fail_apt) {
                 f.health_test = now->fail_rct > was->fail_rct ? "RCT" : "APT";
@@ -181,7 +228,7 @@ unsigned daemon_gate_threads(const Config *c) {
         return MAX(n, 1U);
 }
 
-int daemon_source_start(Daemon *d, ConfigSource i) {
+int daemon_source_start(Daemon *d, ConfigSource i, bool selftest_induce) {
         SourceSlot *slot = &d->sources[i];
         const SourceConfig *sc = &d->config.source[i];
         SourceParams p = sourceconf_params(sc);
@@ -195,6 +242,7 @@ int daemon_source_start(Daemon *d, ConfigSource i) {
 
         if (!sourceconf_creditable(sc, i) || slot->collector)
                 return 0;
+        p.selftest_induce = selftest_induce;
         r = collector_new(sourceconf_ops(i), &p, &gate, i, d->store, daemon_wake, d, &slot->collector);
         if (r < 0)
                 return log_error_errno(r, "source %s%s", config_source_name(i), daemon_memlock_hint(r));
@@ -213,7 +261,7 @@ int daemon_create_collectors(Daemon *d) {
         for (ConfigSource i = 0; i < _CONFIG_SOURCE_MAX; i++) {
                 int r;
 
-                r = daemon_source_start(d, i);
+                r = daemon_source_start(d, i, false);
                 if (r < 0)
                         return r;
         }

@@ -54,6 +54,27 @@ static void append(struct json_object *a, struct json_object *e, int *r) {
         } while (0)
 
 /* The self-test the source ran at open; null for a source without one. */
+/* Induced failures (schema 10): truerandomctl induce's steps. */
+static struct json_object *induce_json(const CollectorInduce *e) {
+        struct json_object *o = json_object_new_object();
+        const char *kind = induce_kind_to_string(e->kind);
+        int r = 0;
+
+        if (!o)
+                return NULL;
+        ADD(o, "episodes", json_object_new_uint64(e->episodes));
+        ADD(o, "active", json_object_new_boolean(e->active));
+        ADD(o, "caught", json_object_new_uint64(e->caught));
+        ADD(o, "uncaught", json_object_new_uint64(e->uncaught));
+        ADD(o, "degraded", json_object_new_uint64(e->degraded));
+        ADD(o, "detected_after", json_object_new_uint64(e->detected_after));
+        ADD(o, "blocks", json_object_new_uint64(e->blocks));
+        if (json_put_nullable(o, "kind", kind ? json_object_new_string(kind) : NULL) < 0 ||
+            json_put_nullable(o, "caught_by", e->caught_by ? json_object_new_string(e->caught_by) : NULL) < 0)
+                r = -ENOMEM;
+        return finish(o, r);
+}
+
 static struct json_object *selftest_json(const SelftestResult *st) {
         struct json_object *o;
         char detail[256];
@@ -164,6 +185,7 @@ static struct json_object *source_json(Daemon *d, ConfigSource i, const Moment *
                 ADD(f, "permanent_apt", json_object_new_uint64(st->permanent_apt));
         }
         ADD(o, "failures", f);
+        ADD(o, "induce", induce_json(&st->induce));
         ADD(o, "read_errors", json_object_new_uint64(st->read_errors));
         /* null is a value here: "no error yet", "no self-test", "never ran". */
         if (json_put_nullable(o, "last_error",

@@ -14,6 +14,8 @@ enum {
         ARG_ROWS,
         ARG_BITS,
         ARG_REASON,
+        ARG_KIND,
+        ARG_FORCE,
 };
 
 const CtlArg ctl_args[] = {
@@ -23,6 +25,8 @@ const CtlArg ctl_args[] = {
         [ARG_ROWS] = { "rows", CTL_ARG_NUMBER, 1, CTL_RAW_ROWS_MAX, 1, offsetof(CtlRequest, rows) },
         [ARG_BITS] = { "bits", CTL_ARG_NUMBER, 1, CTL_FED_BITS_MAX, 0, offsetof(CtlRequest, bits) },
         [ARG_REASON] = { "reason", CTL_ARG_NAME, .field = offsetof(CtlRequest, reason) },
+        [ARG_KIND] = { "kind", CTL_ARG_NAME, .field = offsetof(CtlRequest, kind) },
+        [ARG_FORCE] = { "force", CTL_ARG_NUMBER, 0, 1, 0, offsetof(CtlRequest, force) },
         { .key = NULL },
 };
 
@@ -41,6 +45,11 @@ const CtlCommand ctl_commands[] = {
           .args = { { .arg = &ctl_args[ARG_REASON], .required = true },
                     { .arg = &ctl_args[ARG_BITS], .required = true } },
           .help = "say the kernel's pool was fed (truerandom-seed-kernel does)" },
+        /* An auditor's induced failure; refused unless [daemon] allow_induce. */
+        { .name = "induce", .root = true,
+          .args = { { .arg = &ctl_args[ARG_SOURCE], .required = true },
+                    { .arg = &ctl_args[ARG_KIND], .required = true }, { .arg = &ctl_args[ARG_FORCE] } },
+          .help = "degrade SOURCE's next samples (stuck, bias, repeat,\nselftest) until the gate or a health test\ncatches it (allow_induce = yes)" },
         { .name = NULL },
 };
 

@@ -63,6 +63,8 @@ typedef struct CtlRequest {
         uint64_t rows;                        /* raw: 1 = one stream; more = restarts */
         uint64_t bits;                        /* kernel-fed: bits given to the kernel */
         char reason[CTL_SOURCE_NAME_MAX + 1]; /* kernel-fed: why (boot, interval, ...) */
+        char kind[CTL_SOURCE_NAME_MAX + 1];   /* induce: stuck, bias, repeat, selftest */
+        uint64_t force;                       /* induce: 1 even if no healthy credited source stays */
 } CtlRequest;
 
 /* The error codes of "error" replies, and the errno each stands for. */

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 /* The schema this tree writes; readers accept any version >= 1. */
-#define CTL_STATUS_VERSION 9
+#define CTL_STATUS_VERSION 10
 /* Nesting the reader accepts, as json-c counts it (a scalar inside the
  * innermost container is a level too): the schema needs 4. */
 #define CTL_STATUS_DEPTH_MAX 32

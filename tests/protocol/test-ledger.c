@@ -6,7 +6,14 @@
  * reseed, the stop its signal; the chain verifies; a restart continues
  * it. And the burst bound: past EVENT_BURST records of one event the rest
  * are counted, and the first record after the refill says how many, on
- * the test's clock (no timing on the machine's). */
+ * the test's clock (no timing on the machine's).
+ * Induced failures (truerandomctl induce, pool/induce.h) land there too:
+ * refused without [daemon] allow_induce and, for the last healthy
+ * credited source, without force; stuck, bias and repeat each caught by
+ * the gate within two windows of the episode's first sample, the source
+ * credited again after it, no stored block holding an induced sample, and
+ * each step a record; selftest reopens jitter with a failing self-test,
+ * then as configured. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -26,7 +33,10 @@
 
 #include "config-build.h"
 #include "fakedaemon.h"
+#include "fakekernel.h"
 #include "ledger/verify.h"
+#include "proto/ctlcommand.h"
+#include "proto/ctlproto.h"
 #include "proto/ctlstatus.h"
 
 #define RECORDS_MAX 64
@@ -49,19 +59,25 @@ static void sleep_ms(unsigned ms) {
         nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L }, NULL);
 }
 
-/* The file source alone, as fakedaemon_config() has it, with `extra`. */
-static void write_conf(Run *r, const char *extra) {
+/* The file source, as fakedaemon_config() has it, and jitter's section
+ * (its enable key first), with `extra`. */
+static void write_conf_with(Run *r, const char *jitter, const char *extra) {
         FILE *f = fopen(r->conf, "we");
 
         assert_non_null(f);
         fprintf(f,
                 "[pool]\ngate_window = 4096\nstore_blocks = 64\nlow_water = 16\n[device]\ngroup = %u\n"
                 "[control]\nsocket = %s/control\n[assessment]\nstate_directory = %s\n"
-                "[source.jitter]\nenable = no\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
+                "[source.jitter]\n%s\n[source.rdseed]\nenable = no\n[source.hwrng]\nenable = no\n"
                 "[source.tpm]\nenable = no\n"
                 "[source.file]\nenable = yes\ncredit = 2\nloop = yes\npath = %s\n%s",
-                (unsigned) getgid(), r->daemon->dir, r->state, r->daemon->samples, extra);
+                (unsigned) getgid(), r->daemon->dir, r->state, jitter, r->daemon->samples, extra);
         assert_int_equal(fclose(f), 0);
+}
+
+/* The file source alone. */
+static void write_conf(Run *r, const char *extra) {
+        write_conf_with(r, "enable = no", extra);
 }
 
 /* What config.h says an auditor computes: the path, a NUL, the bytes. */
@@ -308,10 +324,216 @@ static void test_ledger_burst(void **state) {
         run_free(r);
 }
 
+/* ---- induced failures --------------------------------------------------------- */
+
+/* induce source=SOURCE kind=KIND [force=1]: CTL_REPLY_OK, or the error
+ * (*ret_error) with its text in text. */
+static int induce(Run *r, const char *source, const char *kind, bool force, CtlError *ret_error, char *text,
+                  size_t size) {
+        static char buf[CTL_REPLY_MAX];
+        CtlRequest req = { .command = ctl_command_from_string("induce"), .force = force };
+        CtlReply reply;
+        char msg[256];
+        ssize_t n;
+
+        snprintf(req.source, sizeof(req.source), "%s", source);
+        snprintf(req.kind, sizeof(req.kind), "%s", kind);
+        n = ctl_request_format(&req, msg, sizeof(msg) - 1);
+        assert_true(n > 0);
+        assert_int_equal(fakedaemon_ask(r->daemon, msg, (size_t) n, buf, &reply), 0);
+        snprintf(text, size, "%.*s", (int) reply.payload_size, (const char *) reply.payload);
+        *ret_error = reply.error;
+        return (int) reply.kind;
+}
+
+/* Source name's object in a status. */
+static const CtlStatusObject *status_source(const CtlStatus *s, const char *name) {
+        for (size_t i = 0; i < ctl_status_get_count(ctl_status_root(s), "sources"); i++) {
+                const CtlStatusObject *o = ctl_status_get_element(ctl_status_root(s), "sources", i);
+                const char *n = ctl_status_get_string(o, "name");
+
+                if (n && strcmp(n, name) == 0)
+                        return o;
+        }
+        fail_msg("no source %s in the status", name);
+        return NULL;
+}
+
+typedef struct InduceSeen {
+        double episodes, caught, uncaught, detected_after, blocks, source_blocks;
+        char caught_by[8], state[24];
+} InduceSeen;
+
+static void induce_seen(Run *r, const char *name, InduceSeen *ret) {
+        CtlStatus *s = NULL;
+        const CtlStatusObject *o, *e;
+        const char *by, *state;
+
+        assert_int_equal(fakedaemon_status(r->daemon, &s), 0);
+        o = status_source(s, name);
+        e = ctl_status_get_object(o, "induce");
+        assert_non_null(e);
+        *ret = (InduceSeen) { 0 };
+        assert_true(ctl_status_get_number(e, "episodes", &ret->episodes));
+        assert_true(ctl_status_get_number(e, "caught", &ret->caught));
+        assert_true(ctl_status_get_number(e, "uncaught", &ret->uncaught));
+        assert_true(ctl_status_get_number(e, "detected_after", &ret->detected_after));
+        assert_true(ctl_status_get_number(e, "blocks", &ret->blocks));
+        assert_true(ctl_status_get_number(o, "blocks", &ret->source_blocks));
+        by = ctl_status_get_string(e, "caught_by");
+        state = ctl_status_get_string(o, "state");
+        snprintf(ret->caught_by, sizeof(ret->caught_by), "%s", by ? by : "");
+        snprintf(ret->state, sizeof(ret->state), "%s", state ? state : "");
+        ctl_status_free(s);
+}
+
+/* Reads /dev/truerandom without waiting, so that the store wants blocks
+ * and the source runs. */
+static void drain(Run *r, const FkFile *f) {
+        uint8_t buf[4096];
+
+        while (fk_read(r->daemon->fk[CUSEDEV_TRNG], f, buf, sizeof(buf)) > 0)
+                ;
+}
+
+static void test_induce_samples(void **state) {
+        static const char *const kinds[] = { "stuck", "bias", "repeat" };
+        char text[CTL_REPLY_MAX];
+        InduceSeen seen, was;
+        CtlError error;
+        FkFile f;
+        Run *r = run_new();
+
+        r->clock = 1000 * 1000000ULL;
+        write_conf(r, "");
+        start(r, true);
+        wait_seeded(r);
+        assert_int_equal(fk_open(r->daemon->fk[CUSEDEV_TRNG], NULL, O_RDONLY, &f), 0);
+        f.flags |= O_NONBLOCK;
+
+        /* Not without allow_induce; not the last healthy source unforced. */
+        assert_int_equal(induce(r, "file", "stuck", true, &error, text, sizeof(text)), CTL_REPLY_ERROR);
+        assert_int_equal(error, CTL_ERROR_PERMISSION);
+        assert_non_null(strstr(text, "allow_induce"));
+        write_conf(r, "[daemon]\nallow_induce = yes\n");
+        reload(r, 1);
+        assert_int_equal(induce(r, "file", "stuck", false, &error, text, sizeof(text)), CTL_REPLY_ERROR);
+        assert_int_equal(error, CTL_ERROR_BUSY);
+        assert_non_null(strstr(text, "--force"));
+        assert_int_equal(induce(r, "file", "melt", true, &error, text, sizeof(text)), CTL_REPLY_ERROR);
+        assert_int_equal(induce(r, "rdseed", "stuck", true, &error, text, sizeof(text)), CTL_REPLY_ERROR);
+        assert_int_equal(error, CTL_ERROR_UNKNOWN_SOURCE);
+        assert_int_equal(induce(r, "file", "selftest", true, &error, text, sizeof(text)), CTL_REPLY_ERROR);
+        assert_non_null(strstr(text, "no self-test"));
+
+        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+                uint64_t waited = 0;
+
+                induce_seen(r, "file", &was);
+                assert_int_equal(induce(r, "file", kinds[k], true, &error, text, sizeof(text)), CTL_REPLY_OK);
+                do {
+                        drain(r, &f);
+                        sleep_ms(20);
+                        waited += 20;
+                        induce_seen(r, "file", &seen);
+                } while (seen.caught + seen.uncaught == was.caught + was.uncaught && waited < WAIT_MS);
+                print_message("%s: caught by the %s after %.0f samples\n", kinds[k], seen.caught_by,
+                              seen.detected_after);
+                assert_true(seen.episodes == was.episodes + 1);
+                assert_true(seen.caught == was.caught + 1);
+                assert_string_equal(seen.caught_by, "gate");
+                /* The window it began with, judged while the next one
+                 * filled: two windows at the most. */
+                assert_true(seen.detected_after >= 4096 && seen.detected_after <= 2 * 4096);
+                /* It recovers: credited again, blocks again, none induced. */
+                do {
+                        drain(r, &f);
+                        sleep_ms(20);
+                        waited += 20;
+                        induce_seen(r, "file", &seen);
+                } while ((strcmp(seen.state, "healthy") != 0 || seen.source_blocks <= was.source_blocks + 64) &&
+                         waited < 2 * WAIT_MS);
+                assert_string_equal(seen.state, "healthy");
+                assert_true(seen.blocks == 0);
+                /* Past the burst bound of the next kind's records. */
+                __atomic_store_n(&r->clock, r->clock + 600 * 1000000ULL, __ATOMIC_RELAXED);
+        }
+        assert_int_equal(fakedaemon_stop(r->daemon), 0);
+
+        read_ledger(r);
+        for (size_t k = 0, at = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+                const LedgerRecord *rec = next(r, &at, "induce");
+
+                assert_string_equal(field(rec, "kind"), kinds[k]);
+                assert_string_equal(field(rec, "phase"), "asked");
+                assert_string_equal(field(rec, "forced"), "yes");
+                assert_string_equal(field(next(r, &at, "induce"), "phase"), "begun");
+                assert_string_equal(field(next(r, &at, "gate-refusal"), "source"), "file");
+                rec = next(r, &at, "induce");
+                assert_string_equal(field(rec, "phase"), "caught");
+                assert_string_equal(field(rec, "by"), "gate");
+                assert_string_equal(field(rec, "blocks_stored"), "0");
+                assert_string_equal(field(next(r, &at, "credit-change"), "reason"), "credited again");
+        }
+        run_free(r);
+}
+
+/* selftest: jitter reopened with a stuck window for its self-test fails
+ * it (unavailable, its blocks purged), then reopens as configured and
+ * passes; each step a record. */
+static void test_induce_selftest(void **state) {
+        char text[CTL_REPLY_MAX];
+        const LedgerRecord *rec;
+        CtlError error;
+        CtlStatus *s = NULL;
+        size_t at = 0;
+        Run *r = run_new();
+
+        write_conf_with(r, "enable = yes\ncredit = auto", "[daemon]\nallow_induce = yes\n");
+        start(r, false);
+        wait_seeded(r);
+        /* Unforced: file stays healthy meanwhile. */
+        for (uint64_t waited = 0; waited < WAIT_MS; waited += 20) {
+                InduceSeen file, jitter;
+
+                induce_seen(r, "file", &file);
+                induce_seen(r, "jitter", &jitter);
+                if (strcmp(file.state, "healthy") == 0 && strcmp(jitter.state, "healthy") == 0)
+                        break;
+                sleep_ms(20);
+        }
+        if (induce(r, "jitter", "selftest", false, &error, text, sizeof(text)) != CTL_REPLY_OK)
+                fail_msg("induce jitter selftest: %s", text);
+        assert_non_null(strstr(text, "self-test failed, then it reopened"));
+        assert_int_equal(fakedaemon_status(r->daemon, &s), 0);
+        assert_string_equal(ctl_status_get_string(ctl_status_get_object(status_source(s, "jitter"), "selftest"),
+                                                  "result"),
+                            "passed");
+        ctl_status_free(s);
+        assert_int_equal(fakedaemon_stop(r->daemon), 0);
+
+        read_ledger(r);
+        rec = next(r, &at, "self-test");       /* at start */
+        assert_string_equal(field(rec, "result"), "passed");
+        rec = next(r, &at, "induce");
+        assert_string_equal(field(rec, "kind"), "selftest");
+        assert_string_equal(field(rec, "forced"), "no");
+        rec = next(r, &at, "purge");
+        assert_string_equal(field(rec, "reason"), "induce selftest");
+        rec = next(r, &at, "self-test");
+        assert_string_equal(field(rec, "source"), "jitter");
+        assert_string_not_equal(field(rec, "result"), "passed");
+        rec = next(r, &at, "self-test");
+        assert_string_equal(field(rec, "result"), "passed");
+        run_free(r);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_ledger_records),
                 cmocka_unit_test(test_ledger_burst),
+                cmocka_unit_test(test_induce_samples),
+                cmocka_unit_test(test_induce_selftest),
         };
 
         fakedaemon_block_signals();
