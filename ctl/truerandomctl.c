@@ -14,6 +14,7 @@
  * nothing here. A verb of its own (its own options, its own output) is a
  * file verb-NAME.c (the function and its option table, declared in
  * verb.h), a row below, the file in meson.build. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -77,7 +78,8 @@ static bool own_verb(const char *name) {
         return false;
 }
 
-/* "SOURCE [--samples N]": a command's arguments as its verb takes them. */
+/* "SOURCE [--samples N]": a command's arguments as its verb takes them,
+ * a name argument as its key in capitals. */
 static const char *command_usage(const CtlCommand *c, char *buf, size_t size) {
         size_t k = 0;
 
@@ -85,9 +87,14 @@ static const char *command_usage(const CtlCommand *c, char *buf, size_t size) {
         for (size_t i = 0; i < CTL_COMMAND_ARGS_MAX && c->args[i].arg && k < size; i++) {
                 const CtlArg *a = c->args[i].arg;
                 bool opt = !c->args[i].required;
+                char key[32];
+                size_t j;
 
+                for (j = 0; a->key[j] && j + 1 < sizeof(key); j++)
+                        key[j] = a->kind == CTL_ARG_NAME ? (char) toupper((unsigned char) a->key[j]) : a->key[j];
+                key[j] = '\0';
                 k += (size_t) snprintf(buf + k, size - k, "%s%s%s%s%s", k ? " " : "", opt ? "[" : "",
-                                       a->kind == CTL_ARG_NAME ? "" : "--", a->kind == CTL_ARG_NAME ? "SOURCE" : a->key,
+                                       a->kind == CTL_ARG_NAME ? "" : "--", key,
                                        a->kind == CTL_ARG_NAME ? (opt ? "]" : "") : (opt ? " N]" : " N"));
         }
         return buf;
@@ -307,9 +314,11 @@ int main(int argc, char *argv[]) {
                 if (!verb_takes(verb, *o))
                         return misplaced(*o);
         n = (unsigned) (argc - optind - 1);
-        if (n < verb->min_sources)
+        if (n == 0 && verb->min_sources > 0)
                 return ctl_fail(EXIT_USAGE, "%s needs a SOURCE (%s)", verb->name,
                                 ctl_capture_sources(sources, sizeof(sources)));
+        if (n < verb->min_sources)
+                return ctl_fail(EXIT_USAGE, "%s takes %s", verb->name, verb->usage[0].synopsis);
         if (n > verb->max_sources)
                 return ctl_fail(EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1 + verb->max_sources]);
         /* The verb parses argv again, its own options only. */
