@@ -207,7 +207,7 @@ int evidence_parts_config(CtlBundle *b, const Config *config, const char *config
 
 int evidence_parts_machine(CtlBundle *b, struct json_object *status) {
         struct json_object *build = ctl_build_to_json();
-        int code;
+        int code, r;
 
         code = ctl_bundle_json(b, "machine.json", ctl_machine_to_json(),
                                "CPU vendor, family, model, microcode; hypervisor; clocksource; kernel");
@@ -216,10 +216,14 @@ int evidence_parts_machine(CtlBundle *b, struct json_object *status) {
                 return code;
         }
         if (status && member(status, "daemon_version"))
-                json_put(build, "daemon_version", member_ref(status, "daemon_version"));
+                r = json_put(build, "daemon_version", member_ref(status, "daemon_version"));
         else
-                json_put(member(build, "absent"), "daemon_version",
-                         json_object_new_string(status ? "not in the daemon's status" : NO_DAEMON));
+                r = json_put(member(build, "absent"), "daemon_version",
+                             json_object_new_string(status ? "not in the daemon's status" : NO_DAEMON));
+        if (r < 0) {
+                json_object_put(build);
+                build = NULL; /* out of memory: ctl_bundle_json() says so */
+        }
         return ctl_bundle_json(b, "build.json", build, "truerandom's version and build id");
 }
 
