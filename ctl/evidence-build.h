@@ -17,7 +17,8 @@
  *   health.json          the health-test cutoffs and alpha in force, from it
  *   config.json, config/ the configuration files read, their SHA-256
  *   machine.json         CPU, hypervisor, clocksource, kernel (machine.h)
- *   build.json           truerandom's version and build id
+ *   build.json           truerandomctl's version and build id, the
+ *                        daemon's version (its build id: absent)
  *   ledger/, ledger-verify.json   the ledger and its check
  *   README.txt           the NIST commands that reproduce each figure, and
  *                        each part, present or absent and why

@@ -220,11 +220,16 @@ int evidence_parts_machine(CtlBundle *b, struct json_object *status) {
         else
                 r = json_put(member(build, "absent"), "daemon_version",
                              json_object_new_string(status ? "not in the daemon's status" : NO_DAEMON));
+        /* build_id is truerandomctl's own: the daemon's binary is not
+         * this one, and its status does not give its build id. */
+        if (r == 0)
+                r = json_put(member(build, "absent"), "daemon_build_id",
+                             json_object_new_string(status ? "not in the daemon's status" : NO_DAEMON));
         if (r < 0) {
                 json_object_put(build);
                 build = NULL; /* out of memory: ctl_bundle_json() says so */
         }
-        return ctl_bundle_json(b, "build.json", build, "truerandom's version and build id");
+        return ctl_bundle_json(b, "build.json", build, "truerandomctl's version and build id, the daemon's version");
 }
 
 /* ---- the ledger ------------------------------------------------------------------------- */
