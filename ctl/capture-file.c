@@ -47,16 +47,25 @@ int capture_file_create(const char *path) {
         return fd;
 }
 
-int capture_file_publish(const char *path) {
-        if (rename(partial_path, path) < 0)
-                return -errno;
-        partial_exists = 0;
-        return 0;
-}
-
-void capture_file_discard(void) {
+static void discard(void) {
         if (partial_exists) {
                 partial_exists = 0;
                 (void) unlink(partial_path);
         }
+}
+
+int capture_file_end(int fd, const char *path, bool complete) {
+        int r = complete ? 0 : -ECANCELED;
+
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(partial_path, path) < 0)
+                r = -errno;
+        if (r == 0)
+                partial_exists = 0;
+        else
+                discard();
+        return r;
 }

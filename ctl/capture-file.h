@@ -4,17 +4,17 @@
  * SIGINT, SIGTERM, SIGHUP or SIGPIPE, removes; an older file of that name
  * stays as it was until the rename. One capture file per process (the
  * signal handler knows it by a static name).
- * Flow: capture -> verb-raw -> [capture-file] -> the file system. */
+ * Flow: capture -> verb-raw, evidence-build -> [capture-file] -> the file system. */
 #pragma once
+
+#include <stdbool.h>
 
 /* The temporary file beside path, mode 0644 less the umask as a plain
  * creat() would give, with the signal handlers in place: its fd, or
  * -errno (-ENAMETOOLONG). */
 int capture_file_create(const char *path);
 
-/* Renames the temporary file (written, synced and closed) to path: 0 or
- * -errno (then it is still there: capture_file_discard()). */
-int capture_file_publish(const char *path);
-
-/* Removes the temporary file, if there is one. */
-void capture_file_discard(void);
+/* Ends the temporary file fd: when complete, synced, closed and renamed
+ * to path (0); else, or when one of those fails (-errno), closed and
+ * removed (-ECANCELED when not complete). */
+int capture_file_end(int fd, const char *path, bool complete);

@@ -26,6 +26,7 @@
 #include "client.h"
 #include "config-build.h"
 #include "config/config.h"
+#include "evidence-build.h"
 #include "proto/ctlcommand.h"
 #include "proto/ctlproto.h"
 #include "util/cleanup.h"
@@ -60,6 +61,13 @@ static const Verb own_verbs[] = {
           { { "[--json] [--directory DIR]", "the daemon's ledger of events, oldest first" },
             { "--verify [--anchor SEQ:HASH] [--json] [--directory DIR]",
               "check its hash chain: each change by position;\nexit 8 when it does not hold" } } },
+        { "evidence", NULL, 0, CTL_EVIDENCE_SOURCES_MAX, true, verb_evidence, verb_evidence_options,
+          { { "-o FILE.tar [SOURCE...] [--direct] [--sign KEYFILE]",
+              "the auditor's bundle: for each credited source\n1,000,000 samples, the restart matrix, the\n"
+              "estimators; status, configuration, machine,\nledger; a MANIFEST of SHA-256s and README.txt" },
+            { "verify FILE.tar [--key PUBFILE]",
+              "check a bundle's MANIFEST and signature; exit 8\nnaming each file that fails" },
+            { "keygen SECRETFILE PUBFILE", "an Ed25519 key pair for --sign and --key" } } },
 };
 
 /* own_verbs, then every control command that has none of them: filled by
@@ -178,7 +186,10 @@ static void usage(FILE *f) {
                 "                      each (ea_restart's input); assess: the restart test too\n"
                 "      --direct        capture in this process with the sampler and parameters\n"
                 "                      of the configuration: no daemon, no CUSE\n"
-                "  -o, --output FILE   raw: write samples to FILE (default: stdout)\n"
+                "  -o, --output FILE   raw: write samples to FILE (default: stdout); evidence:\n"
+                "                      the bundle, a tar\n"
+                "      --sign KEYFILE  evidence: sign the MANIFEST with this Ed25519 secret key\n"
+                "      --key PUBFILE   evidence verify: check the signature with this public key\n"
                 "  -f, --file FILE     assess: a capture file, one sample per byte\n"
                 "  -b, --bits B        assess --file: bits per sample, 1 to 8 (default 8)\n"
                 "      --gate          assess: windows judged as the running gate judges them\n"

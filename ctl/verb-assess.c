@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #include "assess-gate.h"
 #include "assess/eajson.h"
 #include "capture.h"
+#include "estimates.h"
 #include "client.h"
 #include "estimate/noniid.h"
 #include "proto/ctlproto.h"
@@ -46,41 +46,6 @@ typedef struct Assess {
         uint32_t window;      /* samples per window */
         GatePolicy policy;    /* --credit, --cap (bits: from bits) */
 } Assess;
-
-typedef struct Buffer {
-        uint8_t *p;
-        size_t n, size;
-} Buffer;
-
-static int buffer_sink(void *userdata, const uint8_t *samples, size_t n) {
-        Buffer *b = userdata;
-
-        if (n > b->size - b->n)
-                return -EMSGSIZE;
-        memcpy(b->p + b->n, samples, n);
-        b->n += n;
-        return 0;
-}
-
-/* rows x samples of the source into *ret (malloc'd). */
-static int capture(const Assess *a, uint64_t samples, uint32_t rows, CtlProgress *p, Buffer *ret) {
-        CtlCapture c = a->capture;
-        Buffer b = { .size = (size_t) (samples * rows) };
-        _cleanup_free_ uint8_t *data = NULL;
-        int code;
-
-        c.samples = samples;
-        c.rows = rows;
-        b.p = data = malloc(b.size);
-        if (!data)
-                return ctl_fail(EXIT_FAILED, "out of memory for %zu samples", b.size);
-        code = ctl_capture(&c, p, buffer_sink, &b, "memory");
-        if (code != EXIT_OK)
-                return code;
-        *ret = b;
-        data = NULL;
-        return EXIT_OK;
-}
 
 /* The size of a capture file, checked: EXIT_OK or the usage error. */
 static int file_size(int fd, const char *path, uint32_t window, size_t *ret) {
@@ -100,10 +65,10 @@ static int file_size(int fd, const char *path, uint32_t window, size_t *ret) {
 
 /* A capture file, whole, of at least window samples (0: the estimators'
  * least); each sample checked against bits. */
-static int load_file(const char *path, unsigned bits, uint32_t window, Buffer *ret) {
+static int load_file(const char *path, unsigned bits, uint32_t window, CtlSamples *ret) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ uint8_t *data = NULL;
-        Buffer b = { 0 };
+        CtlSamples b = { 0 };
         int code;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -132,54 +97,7 @@ static int load_file(const char *path, unsigned bits, uint32_t window, Buffer *r
         return EXIT_OK;
 }
 
-/* ---- the estimators ---------------------------------------------------------------- */
-
-typedef struct Steps {
-        CtlProgress *progress;
-        const char *what;
-} Steps;
-
-static int on_step(void *userdata, unsigned done, unsigned total) {
-        Steps *s = userdata;
-
-        ctl_progress_steps(s->progress, s->what, done, total, done == total);
-        return 0;
-}
-
-static int estimate(const Buffer *b, unsigned bits, CtlProgress *p, EaReport *ret) {
-        Steps s = { .progress = p, .what = "estimator" };
-        int r;
-
-        ctl_progress_restart(p);
-        r = ea_non_iid_progress(b->p, b->n, bits, on_step, &s, ret);
-        if (r < 0) {
-                ctl_progress_break(p);
-                return ctl_fail(EXIT_FAILED, "the estimators: %s", strerror(-r));
-        }
-        return EXIT_OK;
-}
-
-static int restart(const Buffer *m, double h_i, CtlProgress *p, EaRestartReport *ret) {
-        Steps s = { .progress = p, .what = "restart estimator" };
-        int r;
-
-        ctl_progress_restart(p);
-        r = ea_restart_progress(m->p, CTL_RESTART_ROWS, CTL_RESTART_SAMPLES, 8, h_i, on_step, &s, ret);
-        if (r < 0) {
-                ctl_progress_break(p);
-                return ctl_fail(EXIT_FAILED, "the restart test: %s", strerror(-r));
-        }
-        return EXIT_OK;
-}
-
 /* ---- output -------------------------------------------------------------------------- */
-
-static void print_value(double v) {
-        if (isnan(v))
-                printf(" %10s", "-");
-        else
-                printf(" %10.6f", v);
-}
 
 static void print_origin(const Assess *a, size_t samples, unsigned bits) {
         if (a->file)
@@ -191,61 +109,7 @@ static void print_origin(const Assess *a, size_t samples, unsigned bits) {
 
 static void print_text(const Assess *a, const EaReport *r, const EaRestartReport *rr) {
         print_origin(a, r->samples, r->bits);
-        printf("%-12s %10s %10s\n", "estimator", "original", "bitstring");
-        for (unsigned e = 0; e < _EA_MAX; e++) {
-                printf("%-12s", ea_estimator_name(e));
-                print_value(r->original[e]);
-                print_value(r->bitstring[e]);
-                putchar('\n');
-        }
-        printf("H_original: %.6f\n", r->h_original);
-        if (isnan(r->h_bitstring))
-                printf("min-entropy: %.6f (binary samples: no bitstring pass)\n", r->min_entropy);
-        else {
-                printf("H_bitstring: %.6f\n", r->h_bitstring);
-                printf("min(H_original, %u X H_bitstring): %.6f\n", r->bits, r->min_entropy);
-        }
-        if (!rr)
-                return;
-        printf("\nrestart test (SP 800-90B 3.1.4): %zu x %zu samples, H_I = %.6f\n", rr->rows, rr->cols, rr->h_i);
-        printf("sanity check: a value %u times in one row, %u in one column, cutoff %u: %s\n", rr->max_row_count,
-               rr->max_col_count, rr->cutoff, rr->sanity_passed ? "passed" : "FAILED");
-        if (rr->sanity_passed) {
-                printf("H_r: %.6f\nH_c: %.6f\n", rr->h_r, rr->h_c);
-                printf("min(H_r, H_c, H_I): %.6f\n", rr->min_entropy);
-        }
-        printf("restart test: %s\n", rr->passed ? "passed (min(H_r, H_c) >= H_I / 2)" : "FAILED");
-}
-
-/* A value that may be NAN: null then. */
-static int put_value(struct json_object *o, const char *key, double v) {
-        return json_put_value(o, key, ea_json_value(v), isnan(v));
-}
-
-static struct json_object *restart_json(const EaRestartReport *rr) {
-        struct json_object *o = json_object_new_object();
-        int r = 0;
-
-        if (!o)
-                return NULL;
-        r |= json_put(o, "rows", json_object_new_uint64(rr->rows));
-        r |= json_put(o, "cols", json_object_new_uint64(rr->cols));
-        r |= put_value(o, "h_i", rr->h_i);
-        r |= json_put(o, "cutoff", json_object_new_uint64(rr->cutoff));
-        r |= json_put(o, "max_row_count", json_object_new_uint64(rr->max_row_count));
-        r |= json_put(o, "max_col_count", json_object_new_uint64(rr->max_col_count));
-        r |= json_put(o, "sanity_passed", json_object_new_boolean(rr->sanity_passed));
-        r |= put_value(o, "h_r", rr->h_r);
-        r |= put_value(o, "h_c", rr->h_c);
-        r |= put_value(o, "min_entropy", rr->min_entropy);
-        r |= json_put(o, "passed", json_object_new_boolean(rr->passed));
-        r |= json_put(o, "row", ea_report_to_json(&rr->row));
-        r |= json_put(o, "col", ea_report_to_json(&rr->col));
-        if (r) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
+        ctl_report_print(stdout, r, rr);
 }
 
 /* Where the samples came from: file, or source and captured. */
@@ -276,25 +140,25 @@ static int print_json(const Assess *a, const EaReport *rep, const EaRestartRepor
 
         r |= put_origin(a, o);
         if (rr)
-                r |= json_put(o, "restart", restart_json(rr));
+                r |= json_put(o, "restart", ctl_restart_to_json(rr));
         return emit_json(o, r);
 }
 
 /* ---- --gate ------------------------------------------------------------------------- */
 
 static int gate(const Assess *a) {
-        Buffer samples = { 0 };
+        CtlSamples samples = { 0 };
         CtlProgress p;
-        Steps s = { .progress = &p, .what = "window" };
+        CtlSteps s = { .progress = &p, .what = "window" };
         AssessGate g;
         int code, r;
 
         ctl_progress_init(&p, a->file ? "assess" : a->capture.source);
-        code = a->file ? load_file(a->file, a->bits, a->window, &samples) : capture(a, a->capture.samples, 1, &p, &samples);
+        code = a->file ? load_file(a->file, a->bits, a->window, &samples) : ctl_samples_capture(&a->capture, a->capture.samples, 1, &p, &samples);
         if (code != EXIT_OK)
                 return code;
         ctl_progress_restart(&p);
-        r = assess_gate_run(samples.p, samples.n, a->window, &a->policy, on_step, &s, &g);
+        r = assess_gate_run(samples.p, samples.n, a->window, &a->policy, ctl_steps_show, &s, &g);
         free(samples.p);
         if (r < 0) {
                 ctl_progress_break(&p);
@@ -317,7 +181,7 @@ static int gate(const Assess *a) {
 /* ---- the whole capture -------------------------------------------------------------- */
 
 static int assess(const Assess *a) {
-        Buffer samples = { 0 }, matrix = { 0 };
+        CtlSamples samples = { 0 }, matrix = { 0 };
         EaRestartReport rr;
         EaReport rep;
         CtlProgress p;
@@ -327,14 +191,14 @@ static int assess(const Assess *a) {
         if (a->file)
                 code = load_file(a->file, a->bits, 0, &samples);
         else {
-                code = capture(a, a->capture.samples, 1, &p, &samples);
+                code = ctl_samples_capture(&a->capture, a->capture.samples, 1, &p, &samples);
                 if (code == EXIT_OK && a->restart)
-                        code = capture(a, CTL_RESTART_SAMPLES, CTL_RESTART_ROWS, &p, &matrix);
+                        code = ctl_samples_capture(&a->capture, CTL_RESTART_SAMPLES, CTL_RESTART_ROWS, &p, &matrix);
         }
         if (code == EXIT_OK)
-                code = estimate(&samples, a->file ? a->bits : 8, &p, &rep);
+                code = ctl_samples_estimate(&samples, a->file ? a->bits : 8, &p, &rep);
         if (code == EXIT_OK && a->restart)
-                code = restart(&matrix, rep.min_entropy, &p, &rr);
+                code = ctl_samples_restart(&matrix, rep.min_entropy, &p, &rr);
         if (code == EXIT_OK && a->json)
                 code = print_json(a, &rep, a->restart ? &rr : NULL);
         else if (code == EXIT_OK)

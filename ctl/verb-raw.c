@@ -80,16 +80,11 @@ static int raw_to_file(const CtlCapture *c, CtlProgress *p, const char *output) 
         if (out < 0)
                 return ctl_fail(EXIT_FAILED, "cannot create a file beside %s: %s", output, strerror(-out));
         code = ctl_capture(c, p, write_sink, &out, output);
-        if (code == EXIT_OK && fsync(out) < 0)
-                code = ctl_fail(EXIT_FAILED, "writing %s: %s", output, strerror(errno));
-        if (close(out) < 0 && code == EXIT_OK)
-                code = ctl_fail(EXIT_FAILED, "writing %s: %s", output, strerror(errno));
-        if (code == EXIT_OK && (r = capture_file_publish(output)) < 0)
-                code = ctl_fail(EXIT_FAILED, "renaming the capture to %s: %s", output, strerror(-r));
-        if (code != EXIT_OK) {
-                capture_file_discard();
+        r = capture_file_end(out, output, code == EXIT_OK);
+        if (code == EXIT_OK && r < 0)
+                code = ctl_fail(EXIT_FAILED, "writing %s: %s", output, strerror(-r));
+        if (code != EXIT_OK)
                 fprintf(stderr, "truerandomctl: removed the incomplete capture; %s was not written\n", output);
-        }
         return code;
 }
 

@@ -59,6 +59,8 @@ extern const struct option verb_assess_options[];
 int verb_assess(int argc, char *argv[], const CtlContext *ctx);
 extern const struct option verb_ledger_options[];
 int verb_ledger(int argc, char *argv[], const CtlContext *ctx);
+extern const struct option verb_evidence_options[];
+int verb_evidence(int argc, char *argv[], const CtlContext *ctx);
 /* verb-command.c: any control command without a verb of its own, served
  * from its row of proto's table (ctx->command). */
 struct CtlCommand;

@@ -43,7 +43,7 @@ LAYERS = {
     "daemon/egd": ["crng", "cuse", "pool", "proto", "util"],
     "daemon": ["assess", "config", "crng", "cuse", "daemon/control", "daemon/egd", "daemon/watch", "estimate", "ledger",
                "pool", "proto", "util"],
-    "ctl": ["assess", "config", "estimate", "ledger", "pool", "proto", "util"],
+    "ctl": ["assess", "config", "estimate", "evidence", "ledger", "pool", "proto", "util"],
     # Other programs, each in its folder. The client library is public:
     # it uses nothing of the daemon's tree.
     "libtruerandom": [],
