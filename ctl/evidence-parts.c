@@ -15,6 +15,7 @@
 #include "client.h"
 #include "ledger/verify.h"
 #include "machine.h"
+#include "pool/health.h"
 #include "util/cleanup.h"
 #include "util/fdio.h"
 #include "util/json-util.h"
@@ -94,20 +95,72 @@ static int gate_part(CtlBundle *b, struct json_object *status) {
                                         "the last verdict and estimate (recent verdicts: absent)");
 }
 
-/* health.json: the cutoffs and alpha in force, where the status gives
- * them ("health" of a source). */
-static int health_part(CtlBundle *b, struct json_object *status) {
-        struct json_object *a;
-        size_t found;
+static struct json_object *cutoffs_json(const HealthCutoffs *c, int alpha_log2) {
+        struct json_object *o = json_object_new_object();
 
-        a = per_source(status, "health", &found);
-        if (found == 0) {
-                json_object_put(a);
-                return ctl_bundle_absent(b, "health.json", "the health-test cutoffs and alpha in force",
-                                         "the daemon's status does not report them (its \"failures\" counts are "
-                                         "in status.json)");
+        if (json_put(o, "alpha_log2", json_object_new_int(alpha_log2)) < 0 ||
+            json_put(o, "rct_cutoff", json_object_new_int((int) c->rct)) < 0 ||
+            json_put(o, "apt_cutoff", json_object_new_int((int) c->apt)) < 0 ||
+            json_put(o, "apt_window", json_object_new_int((int) c->apt_window)) < 0) {
+                json_object_put(o);
+                return NULL;
         }
-        return ctl_bundle_json(b, "health.json", a, "the health-test cutoffs and alpha in force, per credited source");
+        return o;
+}
+
+/* One credited source's cutoffs at the credit in force (status's
+ * credit_bits), made by pool/health.c's health_init() as the daemon's
+ * intake makes them; null with a reason when nothing is credited now. */
+static struct json_object *source_cutoffs(struct json_object *s) {
+        struct json_object *o = json_object_new_object();
+        double credit = json_object_get_double(member(s, "credit_bits"));
+        uint32_t mbits = (uint32_t) (credit * 1000.0 + 0.5);
+        HealthTest t;
+        int r = 0;
+
+        r |= json_put(o, "name", member_ref(s, "name"));
+        r |= json_put(o, "credit_bits", member_ref(s, "credit_bits"));
+        if (mbits == 0 || mbits > CREDIT_MBITS_MAX || health_init(&t, mbits) < 0) {
+                r |= json_put_nullable(o, "intermittent", NULL);
+                r |= json_put_nullable(o, "permanent", NULL);
+                r |= json_put(o, "why_null", json_object_new_string("no credit in force now (refused, or no window "
+                                                                     "judged yet): no cutoffs apply"));
+        } else {
+                r |= json_put(o, "startup_samples", json_object_new_int(HEALTH_STARTUP_SAMPLES));
+                r |= json_put(o, "intermittent", cutoffs_json(&t.intermittent, HEALTH_ALPHA_LOG2_INTERMITTENT));
+                r |= json_put(o, "permanent", cutoffs_json(&t.permanent, HEALTH_ALPHA_LOG2_PERMANENT));
+        }
+        if (r) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* health.json: the SP 800-90B §4.4 cutoffs and alpha in force per
+ * credited source: computed here by the daemon's own function at the
+ * credit the status says is in force (the status does not carry them). */
+static int health_part(CtlBundle *b, struct json_object *status) {
+        struct json_object *sources = member(status, "sources"), *a = json_object_new_array();
+
+        for (size_t i = 0; a && json_object_is_type(sources, json_type_array) && i < json_object_array_length(sources);
+             i++) {
+                struct json_object *s = json_object_array_get_idx(sources, i), *o;
+
+                if (!json_object_get_boolean(member(s, "credited")))
+                        continue;
+                o = source_cutoffs(s);
+                if (!o || json_object_array_add(a, o) < 0) {
+                        json_object_put(o);
+                        json_object_put(a);
+                        a = NULL;
+                }
+        }
+        if (!a)
+                return ctl_fail(EXIT_FAILED, "out of memory");
+        return ctl_bundle_json(b, "health.json", a,
+                               "the health-test cutoffs and alpha in force per credited source, computed by "
+                               "pool/health.c's health_init() at the credit in force the status reports");
 }
 
 int evidence_parts_status(CtlBundle *b, struct json_object *status, const char *text, size_t size) {
