@@ -21,6 +21,8 @@ check_evidence() {
         { sed '/^rate = /d' $CONF/slow.conf; printf '[assessment]\nstate_directory = %s\n' $dir; } \
                 >$CONF/evidence.conf
         start_daemon evidence.conf /tmp/evidence.log || { note "no $TRNG"; return 1; }
+        # A window judged: a credit in force, and cutoffs for health.json.
+        wait_value "sources.name=file.state" healthy 1200 || note "file not healthy: $(stv sources.name=file.state)"
         t0=$(up)
         truerandomctl --config $CONF/evidence.conf evidence -o /tmp/evidence.tar >/tmp/evidence.out 2>&1
         rc=$?
