@@ -61,9 +61,10 @@ static struct json_object *per_source(struct json_object *status, const char *ke
         return a;
 }
 
-/* gate.json: each credited source's "gate" as the status gives it. The
- * status holds the gate's counts and its last verdict; a list of recent
- * verdicts is said absent unless a "verdicts" member carries one. */
+/* gate.json: each credited source's "gate" as the status gives it: the
+ * gate's counts, its last verdict and (schema 10) its last 16 verdicts,
+ * "recent_verdicts"; an older daemon's status has no such list, and the
+ * file says it is absent. */
 static int gate_part(CtlBundle *b, struct json_object *status) {
         struct json_object *o, *absent, *a;
         size_t found, listed = 0;
@@ -76,21 +77,22 @@ static int gate_part(CtlBundle *b, struct json_object *status) {
                                          "the daemon's status has no \"gate\" for any credited source");
         }
         for (size_t i = 0; i < json_object_array_length(a); i++)
-                listed += member(member(json_object_array_get_idx(a, i), "gate"), "verdicts") != NULL;
+                listed += member(member(json_object_array_get_idx(a, i), "gate"), "recent_verdicts") != NULL;
         o = json_object_new_object();
         absent = json_object_new_object();
         r |= json_put(o, "sources", a);
         if (listed == 0)
                 r |= json_put(absent, "recent_verdicts",
-                              json_object_new_string("the daemon's status holds each gate's counts and its last "
-                                                     "verdict, not a list of recent ones"));
+                              json_object_new_string("this daemon's status holds each gate's counts and its last "
+                                                     "verdict, not a list of recent ones (status schema < 10)"));
         r |= json_put(o, "absent", absent);
         if (r) {
                 json_object_put(o);
                 o = NULL;
         }
         return ctl_bundle_json(b, "gate.json", o,
-                               listed ? "the running gate's recent verdicts, per credited source"
+                               listed ? "the running gate per credited source: its counts and its last 16 verdicts "
+                                        "(each window's first sample, estimate, credit)"
                                       : "the running gate per credited source: windows credited and refused, "
                                         "the last verdict and estimate (recent verdicts: absent)");
 }

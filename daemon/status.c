@@ -106,6 +106,30 @@ static struct json_object *selftest_json(const SelftestResult *st) {
 }
 
 /* The running gate's verdicts on a credited source. */
+/* The gate's last verdicts, oldest first (schema 10). */
+static struct json_object *recent_json(const CollectorStats *st) {
+        struct json_object *a = json_object_new_array();
+        size_t kept = st->verdicts < COLLECTOR_RECENT_VERDICTS ? (size_t) st->verdicts : COLLECTOR_RECENT_VERDICTS;
+        int r = 0;
+
+        for (size_t i = 0; a && i < kept && r == 0; i++) {
+                const GateVerdict *v = collector_stats_verdict(st, i);
+                struct json_object *o = json_object_new_object();
+
+                if (o) {
+                        ADD(o, "start", json_object_new_uint64(v->start));
+                        ADD(o, "samples", json_object_new_uint64(v->samples));
+                        ADD(o, "credit_bits", json_new_fixed(v->credit_mbits / 1000.0, 3));
+                        ADD(o, "released", json_object_new_boolean(v->credit_mbits > 0));
+                        if (json_put_nullable(o, "estimate_bits",
+                                              isnan(v->estimate) ? NULL : json_new_fixed(v->estimate, 6)) < 0)
+                                r = -ENOMEM;
+                }
+                append(a, o, &r);
+        }
+        return finish(a, r);
+}
+
 static struct json_object *gate_json(const CollectorStats *st) {
         const GateStats *g = &st->gate;
         struct json_object *o = json_object_new_object();
@@ -122,6 +146,8 @@ static struct json_object *gate_json(const CollectorStats *st) {
                                          : json_object_new_string(g->last_refused ? "refused" : "credited")) < 0 ||
             json_put_nullable(o, "estimate_bits", isnan(g->estimate) ? NULL : json_new_fixed(g->estimate, 3)) < 0)
                 r = -ENOMEM;
+        ADD(o, "verdicts", json_object_new_uint64(st->verdicts));
+        ADD(o, "recent_verdicts", recent_json(st));
         return finish(o, r);
 }
 

@@ -117,3 +117,14 @@ const char *source_state_to_string(SourceState s) {
                 return NULL;
         return table[s];
 }
+
+void collector_stats_add_verdict(CollectorStats *st, const GateVerdict *v) {
+        st->recent[st->verdicts % COLLECTOR_RECENT_VERDICTS] = *v;
+        st->verdicts++;
+}
+
+const GateVerdict *collector_stats_verdict(const CollectorStats *st, size_t i) {
+        uint64_t kept = st->verdicts < COLLECTOR_RECENT_VERDICTS ? st->verdicts : COLLECTOR_RECENT_VERDICTS;
+
+        return &st->recent[(st->verdicts - kept + i) % COLLECTOR_RECENT_VERDICTS];
+}

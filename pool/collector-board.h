@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "health.h"
@@ -58,6 +59,10 @@ typedef struct CollectorInduce {
         uint64_t blocks;              /* stored with an induced sample in them: 0, or a hole */
 } CollectorInduce;
 
+/* The running gate's last verdicts kept per source, for status and the
+ * evidence bundle: a ring, the newest at (verdicts - 1) % this. */
+#define COLLECTOR_RECENT_VERDICTS 16U
+
 typedef struct CollectorStats {
         SourceState state;
         bool running;                 /* the thread is sampling right now */
@@ -73,6 +78,8 @@ typedef struct CollectorStats {
         int last_error;               /* -errno of the last read error, 0 if none */
         SelftestResult selftest;      /* at open; run = false: the source has none */
         GateStats gate;
+        GateVerdict recent[COLLECTOR_RECENT_VERDICTS]; /* the gate's last verdicts (a ring) */
+        uint64_t verdicts;            /* taken in all: the ring holds the last min(this, 16) */
         CollectorInduce induce;
 } CollectorStats;
 
@@ -100,6 +107,11 @@ CollectorStats *collector_board_lock(CollectorBoard *b);
 void collector_board_unlock(CollectorBoard *b);
 /* Tells the loop to read the board. */
 void collector_board_wake(CollectorBoard *b);
+
+/* Adds a verdict the intake took to st's ring (the board locked). */
+void collector_stats_add_verdict(CollectorStats *st, const GateVerdict *v);
+/* The i-th of the ring's verdicts, oldest first (i < min(verdicts, 16)). */
+const GateVerdict *collector_stats_verdict(const CollectorStats *st, size_t i);
 
 /* Sets the state and publishes the health tests' failure counts with it;
  * wakes the loop when the state changed. */

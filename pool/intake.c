@@ -280,6 +280,7 @@ static void intake_refused(Intake *in, const GateVerdict *v) {
         in->gate_stats.estimate = v->estimate;
         in->state = SOURCE_REFUSED;
         st = collector_board_lock(in->board);
+        collector_stats_add_verdict(st, v);
         st->gate = in->gate_stats;
         st->state = in->state;
         collector_board_unlock(in->board);
@@ -303,6 +304,7 @@ static void intake_credited(Intake *in, const GateVerdict *v) {
         if (in->state == SOURCE_REFUSED)
                 in->state = in->health.startup_left > 0 ? SOURCE_STARTUP : SOURCE_HEALTHY;
         st = collector_board_lock(in->board);
+        collector_stats_add_verdict(st, v);
         st->gate = in->gate_stats;
         st->state = in->state;
         collector_board_unlock(in->board);
@@ -458,7 +460,7 @@ size_t intake_window_room(const Intake *in) {
         return in->gate_stats.window - in->win[in->filling].n;
 }
 
-static int feed(Intake *in, const uint8_t *samples, size_t n, bool induced) {
+int intake_feed_samples(Intake *in, const uint8_t *samples, size_t n, bool induced) {
         size_t fed = n;
         int r = 0;
 
@@ -484,12 +486,6 @@ static int feed(Intake *in, const uint8_t *samples, size_t n, bool induced) {
         return r;
 }
 
-int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
-        return feed(in, samples, n, false);
-}
-int intake_feed_induced(Intake *in, const uint8_t *samples, size_t n) {
-        return feed(in, samples, n, true);
-}
 
 int intake_finish(Intake *in) {
         int r = intake_take_verdict(in, true);

@@ -76,11 +76,16 @@ int intake_prepare(Intake *in);
  * window whose verdict is in. Returns 0, or -ESHUTDOWN once the store
  * stopped. After a permanent failure (the state says so) the rest of the
  * samples are ignored and nothing more should be fed. */
-int intake_feed(Intake *in, const uint8_t *samples, size_t n);
+int intake_feed_samples(Intake *in, const uint8_t *samples, size_t n, bool induced);
+static inline int intake_feed(Intake *in, const uint8_t *samples, size_t n) {
+        return intake_feed_samples(in, samples, n, false);
+}
 /* The same for samples an induced failure degraded (induce.h): the
  * windows remember which they are, and a block stored with one of them in
  * it is counted (CollectorStats.induce.blocks). */
-int intake_feed_induced(Intake *in, const uint8_t *samples, size_t n);
+static inline int intake_feed_induced(Intake *in, const uint8_t *samples, size_t n) {
+        return intake_feed_samples(in, samples, n, true);
+}
 /* Samples the filling window still takes: feeding that many ends it, and
  * the next sample is the first of a window. */
 size_t intake_window_room(const Intake *in);

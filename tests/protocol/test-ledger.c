@@ -361,6 +361,7 @@ static const CtlStatusObject *status_source(const CtlStatus *s, const char *name
 
 typedef struct InduceSeen {
         double episodes, caught, uncaught, detected_after, blocks, source_blocks;
+        unsigned recent_refused;   /* refused windows among the gate's recent_verdicts */
         char caught_by[8], state[24];
 } InduceSeen;
 
@@ -380,6 +381,13 @@ static void induce_seen(Run *r, const char *name, InduceSeen *ret) {
         assert_true(ctl_status_get_number(e, "detected_after", &ret->detected_after));
         assert_true(ctl_status_get_number(e, "blocks", &ret->blocks));
         assert_true(ctl_status_get_number(o, "blocks", &ret->source_blocks));
+        for (size_t i = 0; i < ctl_status_get_count(ctl_status_get_object(o, "gate"), "recent_verdicts"); i++) {
+                const CtlStatusObject *v = ctl_status_get_element(ctl_status_get_object(o, "gate"), "recent_verdicts", i);
+                double estimate = 9;
+
+                (void) ctl_status_get_number(v, "estimate_bits", &estimate);
+                ret->recent_refused += !ctl_status_is_true(v, "released") && estimate < 1;
+        }
         by = ctl_status_get_string(e, "caught_by");
         state = ctl_status_get_string(o, "state");
         snprintf(ret->caught_by, sizeof(ret->caught_by), "%s", by ? by : "");
@@ -455,6 +463,8 @@ static void test_induce_samples(void **state) {
                          waited < 2 * WAIT_MS);
                 assert_string_equal(seen.state, "healthy");
                 assert_true(seen.blocks == 0);
+                /* The status's last verdicts hold the refused window. */
+                assert_true(seen.recent_refused >= 1);
                 /* Past the burst bound of the next kind's records. */
                 __atomic_store_n(&r->clock, r->clock + 600 * 1000000ULL, __ATOMIC_RELAXED);
         }

@@ -1458,6 +1458,19 @@ static void check_induce(InduceKind kind, const CollectorGate *g, bool caught) {
         step_windows(c, WINDOWS);
         collector_get_stats(c, &st);
         assert_false(st.induce.active);
+        /* The gate's last verdicts, oldest first: whole windows in order,
+         * the refused ones granted nothing. */
+        assert_int_equal(st.verdicts, st.gate.credited + st.gate.refused);
+        assert_true(st.verdicts >= COLLECTOR_RECENT_VERDICTS - 4);
+        for (size_t i = 0, refused = 0; i < MIN(st.verdicts, COLLECTOR_RECENT_VERDICTS); i++) {
+                const GateVerdict *v = collector_stats_verdict(&st, i);
+
+                assert_int_equal(v->samples, W);
+                assert_true(i == 0 || v->start > collector_stats_verdict(&st, i - 1)->start);
+                refused += v->credit_mbits == 0;
+                if (i + 1 == MIN(st.verdicts, COLLECTOR_RECENT_VERDICTS))
+                        assert_int_equal(refused, st.gate.refused);
+        }
         if (caught) {
                 assert_int_equal(st.induce.caught, 1);
                 assert_string_equal(st.induce.caught_by, "gate");

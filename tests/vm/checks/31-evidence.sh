@@ -39,6 +39,8 @@ check_evidence() {
                 { note "the report does not say it came through truerandomd"; ok=1; }
         grep -q '"absent"' /tmp/evidence-x/status.json && { note "status.json absent through the daemon"; ok=1; }
         ls /tmp/evidence-x/ledger/ledger-*.jsonl >/dev/null 2>&1 || { note "no ledger in the bundle"; ok=1; }
+        tr -d ' \n' </tmp/evidence-x/gate.json | grep -q '"recent_verdicts":\[{"start":' ||
+                { note "gate.json has no recent verdicts"; ok=1; }
         # Credit 0.1: the RCT's cutoffs 1 + 30/0.1 and 1 + 60/0.1.
         tr -d ' \n' </tmp/evidence-x/health.json | grep -q '"alpha_log2":-30,"rct_cutoff":301,' ||
                 { note "health.json: $(tr -d ' \n' </tmp/evidence-x/health.json | cut -c1-200)"; ok=1; }
