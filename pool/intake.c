@@ -486,7 +486,6 @@ int intake_feed_samples(Intake *in, const uint8_t *samples, size_t n, bool induc
         return r;
 }
 
-
 int intake_finish(Intake *in) {
         int r = intake_take_verdict(in, true);
 
